@@ -68,7 +68,7 @@ from typing import Any
 import urllib3
 
 ARGS = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-ARGS.add_argument("server", help="the API server's URL")
+ARGS.add_argument("server", type=lambda url: url.rstrip("/"), help="the API server's URL")
 ARGS.add_argument("pods", type=int, nargs="?", default=1000, help="pods a phase (1000)")
 ARGS.add_argument("interval", type=float, nargs="?", default=15.0, help="seconds a pass (15)")
 ARGS.add_argument("scrapers", type=int, nargs="?", default=8, help="connections (8)")
@@ -82,18 +82,11 @@ ARGS.add_argument("--token", help="bearer token of the script's own requests")
 ARGS.add_argument("--scraper-token",
                   help="Prometheus' bearer token through the node proxy: the user prometheus' of "
                        "the token file (else a ServiceAccount's)")  # fmt: skip
-OPTIONS = ARGS.parse_args()
-SERVER = OPTIONS.server.rstrip("/")
-PODS = OPTIONS.pods
-INTERVAL = OPTIONS.interval
-SCRAPERS = OPTIONS.scrapers
-SERVER_PID = OPTIONS.pid
-AGENT_PID = OPTIONS.agent_pid
+OPTIONS = argparse.Namespace()
+"""The arguments, which main() parses into it (so that importing the script parses none)."""
 CREATORS = 4
 PROBE_EVERY = 0.1
 HEADERS = {"Content-Type": "application/json"}
-if OPTIONS.token:
-    HEADERS["Authorization"] = f"Bearer {OPTIONS.token}"
 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
 
 
@@ -114,7 +107,7 @@ SCRAPER_ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRo
 def request(method: str, path: str, body: object = None) -> tuple[float, bytes]:
     """`path` of the API server, or a whole URL."""
     data = None if body is None else json.dumps(body).encode()
-    url = path if "://" in path else SERVER + path
+    url = path if "://" in path else OPTIONS.server + path
     start = time.perf_counter()
     response = HTTP.request(method, url, body=data, headers=HEADERS)
     took = time.perf_counter() - start
@@ -152,7 +145,7 @@ def full_scrape(nodes: list[str]) -> tuple[float, int]:
         return len(request("GET", node)[1])
 
     start = time.perf_counter()
-    with ThreadPoolExecutor(SCRAPERS) as pool:
+    with ThreadPoolExecutor(OPTIONS.scrapers) as pool:
         size = sum(pool.map(scrape, nodes))
     return time.perf_counter() - start, size
 
@@ -162,14 +155,14 @@ def paced_scrape(nodes: list[str], stop: Stop) -> tuple[float, int, int]:
     targets' scrapes (each at its own offset in the interval); a scrape that falls behind
     its offset goes at once."""
     start = time.perf_counter()
-    step = INTERVAL / len(nodes)
+    step = OPTIONS.interval / len(nodes)
 
     def scrape(i: int) -> int | None:
         if stop.wait(max(0.0, start + i * step - time.perf_counter())):
             return None
         return len(request("GET", nodes[i])[1])
 
-    with ThreadPoolExecutor(SCRAPERS) as pool:
+    with ThreadPoolExecutor(OPTIONS.scrapers) as pool:
         sizes = [size for size in pool.map(scrape, range(len(nodes))) if size is not None]
     return time.perf_counter() - start, len(sizes), sum(sizes)
 
@@ -182,7 +175,7 @@ def scraping(nodes: list[str], stop: Stop, passes: Queue[tuple[float, int, int]]
     while not stop.is_set():
         began = time.perf_counter()
         passes.put(paced_scrape(nodes, stop))
-        stop.wait(max(0.0, INTERVAL - (time.perf_counter() - began)))
+        stop.wait(max(0.0, OPTIONS.interval - (time.perf_counter() - began)))
 
 
 class Prometheus:
@@ -198,7 +191,8 @@ class Prometheus:
         here = self.directory.name
         with open(f"{here}/nodes.json", "w") as file:
             json.dump([node_role(node) for node in nodes], file)
-        timings = {"scrape_interval": f"{INTERVAL:g}s", "scrape_timeout": f"{min(INTERVAL, 10):g}s"}
+        interval = OPTIONS.interval
+        timings = {"scrape_interval": f"{interval:g}s", "scrape_timeout": f"{min(interval, 10):g}s"}
         job: dict[str, Any] = {"job_name": "kubernetes-cadvisor",
                                "file_sd_configs": [{"files": [f"{here}/nodes.json"]}]}  # fmt: skip
         if OPTIONS.direct:
@@ -210,7 +204,7 @@ class Prometheus:
         else:
             with open(f"{here}/token", "w") as file:
                 file.write(scraper_token())
-            scheme, address = SERVER.split("://", 1)
+            scheme, address = OPTIONS.server.split("://", 1)
             job |= {"scheme": scheme,
                     "authorization": {"credentials_file": f"{here}/token"},
                     "tls_config": {"insecure_skip_verify": True},
@@ -311,7 +305,9 @@ def cpu(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-PROCESSES = {"server": SERVER_PID, "agent": AGENT_PID}
+def processes() -> dict[str, int | None]:
+    """The processes whose CPU is measured: the API server's and the agent's, if given."""
+    return {"server": OPTIONS.pid, "agent": OPTIONS.agent_pid}
 
 
 PROXIED = 'resource="nodes",scope="resource",subresource="proxy",verb="CONNECT"'
@@ -331,7 +327,7 @@ def proxied_so_far() -> float:
 def idle_rates(measured: dict[str, int]) -> dict[str, float]:
     """Each process's CPU a second over INTERVAL seconds with nothing scraping."""
     began, start = {n: cpu(p) for n, p in measured.items()}, time.perf_counter()
-    time.sleep(INTERVAL)
+    time.sleep(OPTIONS.interval)
     seconds = time.perf_counter() - start
     return {n: (cpu(p) - began[n]) / seconds for n, p in measured.items()}
 
@@ -342,7 +338,7 @@ def pass_cost(nodes: list[str]) -> None:
     does not count): what a pass took beyond it, per scrape and as a share of one core at one
     pass per INTERVAL (the median over the rounds); and the requests the API server's node
     proxy answered during each pass (its apiserver_request_total)."""
-    measured = {name: pid for name, pid in PROCESSES.items() if pid is not None}
+    measured = {name: pid for name, pid in processes().items() if pid is not None}
     if not measured:
         return
     extras: dict[str, list[float]] = {name: [] for name in measured}
@@ -365,9 +361,9 @@ def pass_cost(nodes: list[str]) -> None:
         print(f"  the API server's node proxy answered {proxied:.0f} requests during the pass")
     for name, per_scrape in extras.items():
         middle = statistics.median(per_scrape)
-        share = middle * len(nodes) / INTERVAL
+        share = middle * len(nodes) / OPTIONS.interval
         print(f"{name} CPU a scrape (median of {len(per_scrape)}): {middle * 1000:.3f} ms, "
-              f"{share:.1%} of a core at a pass every {INTERVAL:g} s")  # fmt: skip
+              f"{share:.1%} of a core at a pass every {OPTIONS.interval:g} s")  # fmt: skip
 
 
 def probing(stop: Stop, latencies: list[float]) -> None:
@@ -396,7 +392,7 @@ def create_pods(namespace: str) -> list[float]:
     with ThreadPoolExecutor(CREATORS) as pool:
         path = f"/api/v1/namespaces/{namespace}/pods"
         creates = list(pool.map(lambda i: request("POST", path, pod(namespace, i))[0],
-                                range(PODS)))  # fmt: skip
+                                range(OPTIONS.pods)))  # fmt: skip
     while unbound(namespace):
         time.sleep(0.05)
     return creates
@@ -407,15 +403,15 @@ def prometheus_cost(listed: list[dict[str, Any]]) -> None:
     as its targets' scrapes start spread over it), against its idle rate over the INTERVAL
     seconds before and after: what a scrape took beyond it, and the requests the API
     server's node proxy answered meanwhile."""
-    measured = {name: pid for name, pid in PROCESSES.items() if pid is not None}
+    measured = {name: pid for name, pid in processes().items() if pid is not None}
     before = idle_rates(measured)
     prometheus = Prometheus(listed)
     try:
-        time.sleep(INTERVAL)
+        time.sleep(OPTIONS.interval)
         proxied, scrapes = proxied_so_far(), prometheus.scrapes()
         measured["prometheus"] = prometheus.process.pid
         began, start = {n: cpu(p) for n, p in measured.items()}, time.perf_counter()
-        time.sleep(OPTIONS.rounds * INTERVAL)
+        time.sleep(OPTIONS.rounds * OPTIONS.interval)
         ended, seconds = {n: cpu(p) for n, p in measured.items()}, time.perf_counter() - start
         proxied, scrapes = proxied_so_far() - proxied, prometheus.scrapes() - scrapes
         up = prometheus.targets_up()
@@ -428,10 +424,10 @@ def prometheus_cost(listed: list[dict[str, Any]]) -> None:
         idle = (before.get(name, 0.0) + after.get(name, 0.0)) / 2
         extra = ended[name] - began[name] - idle * seconds
         per_scrape = extra / max(scrapes, 1)
-        share = per_scrape * len(listed) / INTERVAL
+        share = per_scrape * len(listed) / OPTIONS.interval
         print(f"  {name} CPU: idle {idle:.1%} of a core; {extra:.2f} s more, "
               f"{per_scrape * 1000:.3f} ms a scrape, {share:.1%} of a core at "
-              f"{len(listed)} nodes every {INTERVAL:g} s")  # fmt: skip
+              f"{len(listed)} nodes every {OPTIONS.interval:g} s")  # fmt: skip
 
 
 def phase(name: str, nodes: list[str], listed: list[dict[str, Any]], scrape: bool) -> None:
@@ -443,12 +439,12 @@ def phase(name: str, nodes: list[str], listed: list[dict[str, Any]], scrape: boo
     workers: list[threading.Thread | multiprocessing.Process] = [
         threading.Thread(target=probing, args=(stop, probe))
     ]
-    measured = dict(PROCESSES)
+    measured = processes()
     prometheus = None
     if scrape and OPTIONS.prometheus:
         prometheus = Prometheus(listed)
         measured["prometheus"] = prometheus.process.pid
-        time.sleep(INTERVAL)  # its first pass under way
+        time.sleep(OPTIONS.interval)  # its first pass under way
     elif scrape:
         workers.append(multiprocessing.Process(target=scraping, args=(nodes, stop, passes)))
     for worker in workers:
@@ -464,10 +460,10 @@ def phase(name: str, nodes: list[str], listed: list[dict[str, Any]], scrape: boo
         print(f"  prometheus: targets up at its last scrape {prometheus.targets_up()}")
         prometheus.stop()
     shares = "".join(
-        f"; {n} CPU {used / seconds:.0%} of a core, {used / PODS * 1000:.1f} ms a pod"
+        f"; {n} CPU {used / seconds:.0%} of a core, {used / OPTIONS.pods * 1000:.1f} ms a pod"
         for n, used in spent.items()
     )
-    print(f"{name}: {PODS / seconds:.0f} pods/s; creates {percentiles(creates)}; "
+    print(f"{name}: {OPTIONS.pods / seconds:.0f} pods/s; creates {percentiles(creates)}; "
           f"probe GET {percentiles(probe)}{shares}")  # fmt: skip
     while not passes.empty():
         took, scraped, size = passes.get()
@@ -476,6 +472,9 @@ def phase(name: str, nodes: list[str], listed: list[dict[str, Any]], scrape: boo
 
 
 def main() -> None:
+    ARGS.parse_args(namespace=OPTIONS)
+    if OPTIONS.token:
+        HEADERS["Authorization"] = f"Bearer {OPTIONS.token}"
     try:
         request("POST", "/api/v1/namespaces/default/pods", pod("default", 0) | {
             "metadata": {"name": "scrape-probe", "namespace": "default"}})  # fmt: skip
@@ -492,7 +491,7 @@ def main() -> None:
     phase("scraping", nodes, listed, scrape=True)
     phase("after", nodes, listed, scrape=False)
     took, size = full_scrape(nodes)
-    print(f"full scrape of {len(nodes)} nodes with {3 * PODS} pods: {took:.2f} s, "
+    print(f"full scrape of {len(nodes)} nodes with {3 * OPTIONS.pods} pods: {took:.2f} s, "
           f"{size / 1e6:.1f} MB")  # fmt: skip
     cost(listed)
 

@@ -17,7 +17,7 @@ from pinnace.api.core.limitrange import LIMIT_RANGE
 from pinnace.api.core.namespace import NAMESPACE
 from pinnace.api.core.node import NODE
 from pinnace.api.core.resourcequota import RESOURCE_QUOTA
-from pinnace.api.decode import decode
+from pinnace.api.decode import Repeats, decode
 from pinnace.api.kind import Kind
 from pinnace.api.scheduling.priorityclass import PRIORITY_CLASS
 from pinnace.api.schema import MAX_DEPTH, unknown_fields
@@ -66,14 +66,14 @@ def test_duplicate_fields_are_warned_about_or_refused_with_unknown_ones() -> Non
     # skipped with it by a Go struct, but not by a custom resource's map.
     body = {"metadata": {"name": "a", "labels": {"x": "1"}}, "extra": {"y": 1}}
     repeats = ["metadata.name", "metadata.labels.x", "extra", "extra.y"]
-    decoded = decode(body, CONFIG_MAP, duplicate_fields=repeats)
+    decoded = decode(body, CONFIG_MAP, repeats=Repeats(repeats))
     assert decoded.warnings == [
         'duplicate field "metadata.name"',
         'duplicate field "metadata.labels.x"',
         'unknown field "extra"',
     ]
     with pytest.raises(StatusError) as e:
-        decode(body, CONFIG_MAP, strict=True, duplicate_fields=repeats)
+        decode(body, CONFIG_MAP, strict=True, repeats=Repeats(repeats))
     assert (e.value.code, e.value.message) == (
         400,
         'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
@@ -81,7 +81,7 @@ def test_duplicate_fields_are_warned_about_or_refused_with_unknown_ones() -> Non
         'unknown field "extra"',
     )
     vpa = {"metadata": {"name": "v"}, "spec": {"targetRef": {"kind": "Deployment", "name": "d"}}}
-    decoded = decode(vpa, VERTICAL_POD_AUTOSCALER, duplicate_fields=["spec.targetRef.name"])
+    decoded = decode(vpa, VERTICAL_POD_AUTOSCALER, repeats=Repeats(["spec.targetRef.name"]))
     assert decoded.warnings == ['duplicate field "spec.targetRef.name"']
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pinnace.apiserver.http import gojson
-from pinnace.apiserver.http.bodies import yaml_to_json
+from pinnace.apiserver.http.bodies import yaml_to_json_strict
 from pinnace.apiserver.http.gojson import duplicate_fields
 
 
@@ -29,7 +29,7 @@ from pinnace.apiserver.http.gojson import duplicate_fields
     ],
 )
 def test_yaml_numbers_are_what_go_yaml_makes_of_them(number: str, value: Any) -> None:
-    read = yaml_to_json(f"a: {number}\n".encode())["a"]
+    read = yaml_to_json_strict(f"a: {number}\n".encode())[0]["a"]
     assert (type(read), read) == (type(value), value)
 
 

@@ -1,9 +1,11 @@
-"""The health endpoints of `pinnace scheduler` and `pinnace controller-manager` processes on
-their --secure-port, over HTTPS with a self-signed certificate, as kube-scheduler (10259:
-/healthz, /livez, /readyz) and kube-controller-manager (10257: /healthz) serve them."""
+"""The endpoints of `pinnace scheduler` and `pinnace controller-manager` processes on their
+--secure-port, over HTTPS with a self-signed certificate, as kube-scheduler (10259: /healthz,
+/livez, /readyz, /metrics) and kube-controller-manager (10257: /healthz) serve them to an
+unauthenticated caller: what --authorization-always-allow-paths allows, 403 for the rest."""
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 import urllib.error
@@ -40,6 +42,27 @@ def get(port: int, path: str) -> tuple[int, str, str]:
         return e.code, e.headers["Content-Type"], e.read().decode()
 
 
+def forbidden(port: int, path: str) -> str:
+    """The 403 an anonymous GET of `path` is answered with, from "cannot" on; its Status
+    otherwise as kube-apiserver's responsewriters.Forbidden writes it."""
+    code, content_type, text = get(port, path)
+    status = json.loads(text)
+    assert (code, content_type) == (403, "application/json")
+    prefix = 'forbidden: User "system:anonymous" '
+    assert status["message"].startswith(prefix)
+    assert status == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": status["message"],
+        "reason": "Forbidden",
+        "details": {},
+        "code": 403,
+    }
+    return str(status["message"]).removeprefix(prefix)
+
+
 def serving(port: int, path: str) -> bool:
     """Whether `path` answers 200 (the process may not listen yet)."""
     try:
@@ -56,7 +79,12 @@ def test_a_scheduler_and_a_controller_manager_serve_their_health_checks(
         kubeconfig = ("--kubeconfig", str(cluster.kubeconfig), "--bind-address=127.0.0.1")
         scheduler_port, manager_port = free_port(), free_port()
         scheduler = Process(
-            tmp_path, "scheduler", "scheduler", *kubeconfig, f"--secure-port={scheduler_port}"
+            tmp_path,
+            "scheduler",
+            "scheduler",
+            *kubeconfig,
+            f"--secure-port={scheduler_port}",
+            "--authorization-always-allow-paths=/healthz*,/readyz,/livez,/metrics",
         )
         processes.append(scheduler)
         manager = Process(
@@ -75,11 +103,18 @@ def test_a_scheduler_and_a_controller_manager_serve_their_health_checks(
         assert get(scheduler_port, "/readyz?verbose")[2] == (
             "[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed\n"
         )
-        assert get(scheduler_port, "/healthz/leaderElection")[2] == "ok"
+        assert get(scheduler_port, "/healthz/leaderElection")[2] == "ok"  # /healthz*
+        assert forbidden(scheduler_port, "/livez/ping") == 'cannot get path "/livez/ping"'
+        code, content_type, text = get(scheduler_port, "/metrics")
+        assert (code, content_type) == (200, "text/plain; version=0.0.4; charset=utf-8")
+        assert "# TYPE scheduler_pending_pods gauge" in text
+        assert forbidden(scheduler_port, "/configz") == 'cannot get path "/configz"'
 
         eventually(lambda: serving(manager_port, "/healthz"), timeout=60)
         assert get(manager_port, "/healthz?verbose")[2] == "[+]ping ok\nhealthz check passed\n"
-        assert get(manager_port, "/readyz")[0] == 404  # kube-controller-manager has none
+        # kube-controller-manager's only path open to anyone is /healthz.
+        for path in ("/healthz/ping", "/readyz", "/metrics", "/configz"):
+            assert forbidden(manager_port, path) == f"cannot get path {json.dumps(path)}"
 
         assert scheduler.terminate() == 0 and manager.terminate() == 0
     finally:

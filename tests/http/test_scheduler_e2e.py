@@ -313,10 +313,34 @@ spec:
 """
 
 
+PINNED = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: probe-{i}
+spec:
+  nodeSelector: {{kubernetes.io/hostname: worker-{i}}}
+  containers:
+  - {{name: app, image: nginx:1.27}}
+"""
+
+
+def add_nodes_the_scheduler_has_seen(cluster: Cluster) -> None:
+    """Two Nodes, and a pod pinned to each bound: so a pod made next is not tried while the
+    scheduler's informer has yet to deliver them (a busy machine can delay it past kubectl's
+    next call), which would add a FailedScheduling Event these tests do not expect."""
+    cluster.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
+    cluster.ok("apply", "-f", "-", stdin="---\n".join(PINNED.format(i=i) for i in (1, 2)))
+    for i in (1, 2):
+        assert eventually(
+            lambda i=i: cluster.ok("get", "pod", f"probe-{i}", "-o", "jsonpath={.spec.nodeName}")
+        )
+
+
 def test_the_schedulers_events_are_events_k8s_io_v1(cluster: Cluster) -> None:
     """What v1.32's scheduler writes through its events library, as kubectl (core/v1) and the
     Python client's EventsV1Api read it."""
-    cluster.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
+    add_nodes_the_scheduler_has_seen(cluster)
     cluster.ok("apply", "-f", "-", stdin=POD.format(name="tiny", cpu="10m"))
     assert eventually(lambda: events_of(cluster, "tiny"))
     node = cluster.ok("get", "pod", "tiny", "-o", "jsonpath={.spec.nodeName}")
@@ -365,7 +389,7 @@ def test_a_failure_repeated_on_the_same_pod_version_is_a_series(cluster: Cluster
     """Each node label change sends the pod back to be tried (NodeAffinity registers it); the
     first failure writes the PodScheduled condition, so the second is about a new version of
     the pod (a new Event); the third, with the same message, repeats the second: its series."""
-    cluster.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
+    add_nodes_the_scheduler_has_seen(cluster)
     cluster.ok("apply", "-f", "-", stdin=SELECTIVE)
     assert eventually(lambda: events_of(cluster, "picky"))
     v1 = client.EventsV1Api(config.new_client_from_config(str(cluster.kubeconfig)))

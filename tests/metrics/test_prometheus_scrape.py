@@ -7,7 +7,6 @@ pod over its CPU limit."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from scripts.measure_scrape import node_role
 from tests.http.conftest import Process, launch, stop
 from tests.http.test_component_processes import eventually, items, ready_nodes
 from tests.metrics.test_grafana_dashboard import queries
@@ -112,25 +112,6 @@ spec:
 """
 
 
-def node_role(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The targets `kubernetes_sd_configs` with `role: node` finds (Prometheus'
-    discovery/kubernetes/node.go): each node at its InternalIP and kubelet port, with its name,
-    labels and addresses as meta labels."""
-    groups = []
-    for node in nodes:
-        status = node["status"]
-        addresses = {a["type"]: a["address"] for a in reversed(status["addresses"])}
-        port = status["daemonEndpoints"]["kubeletEndpoint"]["Port"]
-        labels = {"__meta_kubernetes_node_name": node["metadata"]["name"],
-                  "instance": node["metadata"]["name"]}  # fmt: skip
-        for name, value in node["metadata"].get("labels", {}).items():
-            labels["__meta_kubernetes_node_label_" + re.sub("[^a-zA-Z0-9_]", "_", name)] = value
-        for kind, address in addresses.items():
-            labels[f"__meta_kubernetes_node_address_{kind}"] = address
-        groups.append({"targets": [f"{addresses['InternalIP']}:{port}"], "labels": labels})
-    return groups
-
-
 def prometheus_config(
     api_server: str, nodes: list[dict[str, Any]], targets: Path
 ) -> dict[str, Any]:
@@ -140,7 +121,7 @@ def prometheus_config(
     for want of client-go in Debian), so the nodes come from a file_sd file listing the
     targets that discovery would find."""
     host = urllib.parse.urlsplit(api_server).netloc
-    targets.write_text(json.dumps(node_role(nodes)))
+    targets.write_text(json.dumps([node_role(node) for node in nodes]))
     discovery = [{"files": [str(targets)], "refresh_interval": "1s"}]
     agent = "__meta_kubernetes_node_label_pinnace_dev_agent"
     node = {"source_labels": ["__meta_kubernetes_node_name"], "target_label": "node"}
@@ -368,7 +349,7 @@ def test_prometheus_scrapes_through_the_node_proxy_with_a_bearer_token(tmp_path:
     try:
         cluster.ok("apply", "-f", "-", stdin=SCRAPER_RBAC)
         targets = tmp_path / "nodes.json"
-        targets.write_text(json.dumps(node_role(items(cluster, "nodes"))))
+        targets.write_text(json.dumps([node_role(node) for node in items(cluster, "nodes")]))
         jobs = []
         for job, token in (("kubernetes-cadvisor", "prometheus-token"), ("denied", "eve-token")):
             (tmp_path / job).write_text(token)

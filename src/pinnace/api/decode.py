@@ -21,6 +21,20 @@ from pinnace.api.schema import SchemaError, json_type, normalize, normalize_obje
 from pinnace.api.status import StatusError
 
 
+class Repeats(NamedTuple):
+    """What kube-apiserver's strict decoder finds repeated in a body's text, which it reports
+    (or refuses when strict) with the unknown fields."""
+
+    fields: Sequence[str] = ()
+    """The paths of the fields a JSON text repeats."""
+    yaml: str = ""
+    """The YAML converter's error for the keys a YAML text repeats (YAMLToJSONStrict's),
+    which the decoder reports first."""
+
+
+NO_REPEATS = Repeats()
+
+
 class Decoded(NamedTuple):  # one per write: a tuple is made at a fraction of a dataclass' cost
     obj: dict[str, Any]
     warnings: list[str]
@@ -36,15 +50,11 @@ def decode(
     json_text: bool = False,
     basis: dict[str, Any] | None = None,
     share: bool = False,
-    duplicate_fields: Sequence[str] = (),
-    yaml_duplicates: str = "",
+    repeats: Repeats = NO_REPEATS,
 ) -> Decoded:
     """`json_text`: `obj` was parsed from JSON text; `basis`: the stored object `obj` changes;
     `share`: what `obj` holds of `basis` itself may stay shared (see `normalize`);
-    `duplicate_fields`: the paths of the fields that text repeats, reported (or refused when
-    strict) with the unknown fields, as kube-apiserver's strict decoder reports both;
-    `yaml_duplicates`: the YAML converter's error for the keys a YAML text repeats
-    (YAMLToJSONStrict's), which that decoder reports first."""
+    `repeats`: what the text repeats."""
     body_kind, body_api_version = _type_meta(obj, kind)
     group, _, version = body_api_version.rpartition("/")
     if body_kind != kind.kind or body_api_version != kind.api_version:
@@ -68,11 +78,11 @@ def decode(
             raise _cannot_handle(body_kind, version, kind, str(e)) from None
         decoded_obj, unknown_fields = normalized.obj, normalized.unknown_fields
     warnings = [f"unknown field {quote(path)}" for path in unknown_fields]
-    if duplicate_fields:
-        repeated = _decoded_repeats(duplicate_fields, unknown_fields, kind)
+    if repeats.fields:
+        repeated = _decoded_repeats(repeats.fields, unknown_fields, kind)
         warnings = [f"duplicate field {quote(path)}" for path in repeated] + warnings
-    if yaml_duplicates:
-        warnings.insert(0, yaml_duplicates)
+    if repeats.yaml:
+        warnings.insert(0, repeats.yaml)
     if strict and warnings:
         raise _cannot_handle(
             body_kind, version, kind, "strict decoding error: " + ", ".join(warnings)

@@ -6,13 +6,13 @@ storage."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from pinnace.api import catalog
-from pinnace.api.decode import decode
+from pinnace.api.decode import NO_REPEATS, Repeats, decode
 from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
@@ -48,19 +48,12 @@ class ServedVersion:
         obj: Any,
         *,
         strict: bool = False,
-        duplicate_fields: Sequence[str] = (),
-        yaml_duplicates: str = "",
+        repeats: Repeats = NO_REPEATS,
     ) -> tuple[Object, list[str]]:
         """`obj` decoded as this version's type, then converted to the stored kind, with the
         decoding's warnings: kube-apiserver decodes a body into the version it was sent at,
         so what does not fit that type is its 400 (and its unknown fields are its)."""
-        decoded = decode(
-            obj,
-            self.served,
-            strict=strict,
-            duplicate_fields=duplicate_fields,
-            yaml_duplicates=yaml_duplicates,
-        )
+        decoded = decode(obj, self.served, strict=strict, repeats=repeats)
         return self.to_stored(decoded.obj), decoded.warnings
 
 

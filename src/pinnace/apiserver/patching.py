@@ -1,12 +1,14 @@
 """PATCH in the pipeline, as kube-apiserver's patch handler builds it: the change each patch
 type makes to the stored object (json-patch, merge-patch, strategic-merge-patch, server-side
-apply), the managedFields it records, and the check of the patched object's unknown fields."""
+apply), the managedFields it records, and its field validation: what the patch's text repeats
+and the patched object's unknown fields."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from pinnace.api.decode import Repeats
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, without_empty_metadata
 from pinnace.api.patch import (
@@ -15,6 +17,7 @@ from pinnace.api.patch import (
     apply_json_patch,
     apply_strategic_merge_patch,
     server_side_apply,
+    strict,
     track_update,
 )
 from pinnace.api.versions import ServedVersion
@@ -93,3 +96,55 @@ def converted(mutation: Mutation, conversion: ServedVersion) -> Mutation:
         return patched
 
     return mutate
+
+
+class FieldValidation:
+    """A patch's fieldValidation Warn or Strict (`pinnace.api.patch.strict`): `checked` runs
+    the handler's strict decoding of the patch's text around the mutation (before a json,
+    merge or strategic merge patch is applied, after an apply), `decoded` gets the patched
+    object's unknown fields; with Warn, `warnings` are then the response's."""
+
+    def __init__(self, validation: str, patch_type: PatchType, patch: Any, repeats: Repeats):
+        self._strict = validation == "Strict"
+        self._patch_type, self._patch, self._repeats = patch_type, patch, repeats
+        self._text_errors: list[str] = []
+        self._yaml_warnings: list[str] = []
+        self._decoding_warnings: list[str] = []
+
+    @property
+    def warnings(self) -> list[str]:
+        return self._yaml_warnings + self._decoding_warnings
+
+    def checked(self, mutation: Mutation) -> Mutation:
+        if self._patch_type is PatchType.APPLY:
+
+            def apply(live: Object) -> Object:
+                applied = mutation(live)
+                self.applied()
+                return applied
+
+            return apply
+
+        def patch(old: Object) -> Object:
+            self._text_errors = strict.patch_text_errors(
+                self._patch_type, self._patch, self._repeats.fields
+            )
+            return mutation(old)
+
+        return patch
+
+    def applied(self) -> None:
+        """After a server-side apply: the keys its YAML repeats."""
+        if not self._repeats.yaml:
+            return
+        if self._strict:
+            raise strict.strict_apply_error(self._repeats.yaml)
+        self._yaml_warnings = strict.yaml_warnings(self._repeats.yaml)
+
+    def decoded(self, patched: Object, unknown_fields: list[str]) -> None:
+        """`patched` decoded, with these `unknown field` errors: all the errors reported, or
+        refused."""
+        errors = self._text_errors + unknown_fields
+        if errors and self._strict:
+            raise strict.refused(self._patch_type, self._patch, patched, errors)
+        self._decoding_warnings = errors

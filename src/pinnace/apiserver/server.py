@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pinnace.api import catalog, status
-from pinnace.api.decode import as_decoded, decode
+from pinnace.api.decode import NO_REPEATS, Repeats, as_decoded, decode
 from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
@@ -334,26 +334,18 @@ class APIServer:
         options: WriteOptions | None = None,
         *,
         json_body: bool = False,
-        duplicate_fields: Sequence[str] = (),
-        yaml_duplicates: str = "",
+        repeats: Repeats = NO_REPEATS,
     ) -> Result:
         """POST. With a fieldManager in `options`, managedFields record that manager as the
         owner of every field the object sets, defaults included, as kube-apiserver does.
         `json_body`: `body` was parsed from JSON text, so holds JSON's own types only;
-        `duplicate_fields`: the paths of the fields that text repeats; `yaml_duplicates`:
-        the error for the keys a YAML text repeats."""
+        `repeats`: what that text repeats."""
         options = options or WriteOptions()
         if options.decoded:
             decoded = as_decoded(body, kind)
         else:
-            decoded = decode(
-                body,
-                kind,
-                strict=options.field_validation == "Strict",
-                json_text=json_body,
-                duplicate_fields=duplicate_fields,
-                yaml_duplicates=yaml_duplicates,
-            )
+            strict = options.field_validation == "Strict"
+            decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
         obj = decoded.obj
         self.check_namespace(kind, obj, namespace)
         self._default(kind, obj)
@@ -484,24 +476,16 @@ class APIServer:
         subresource: str = "",
         *,
         json_body: bool = False,
-        duplicate_fields: Sequence[str] = (),
-        yaml_duplicates: str = "",
+        repeats: Repeats = NO_REPEATS,
     ) -> Result:
         """PUT: replace the object (or its status, with subresource "status"). With a
         fieldManager in `options`, managedFields record what that manager changed. A uid in
         the body is a precondition: the write is for that object, not one recreated under its
         name (a patch has none; its uid is only validated as immutable). `json_body`: as for
-        `create`, and so are `duplicate_fields` and `yaml_duplicates`."""
+        `create`, and so is `repeats`."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
-        decoded = decode(
-            body,
-            kind,
-            strict=strict,
-            json_text=json_body,
-            duplicate_fields=duplicate_fields,
-            yaml_duplicates=yaml_duplicates,
-        )
+        decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
         new = decoded.obj
         self.check_namespace(kind, new, namespace)
         _check_name(new, name)
@@ -538,7 +522,7 @@ class APIServer:
         mutate: Callable[[Object], Object],
         options: WriteOptions | None = None,
         subresource: str = "",
-        unknown_fields: builtins.list[str] | None = None,
+        validation: patching.FieldValidation | None = None,
         *,
         pure: bool = False,
         track: Callable[[Object, Object], Object] | None = None,
@@ -546,16 +530,15 @@ class APIServer:
         """Read, change, write, retrying on conflicts: `mutate` gets a copy of the stored
         object and returns the new one (a patch, a scale, a component's read-modify-write).
         A resourceVersion the result carries that differs from the stored one is a
-        precondition, as in a patch that sets metadata.resourceVersion. With `unknown_fields`
-        (a patch), the new object's unknown fields are refused or reported into it, as
-        `options.field_validation` says. `pure`: `mutate` changes nothing it is given (a
-        json, merge or strategic merge patch), so it gets the stored object itself; what it
-        returns may share parts with it, which decoding copies unless nothing would change
-        them in place before they are stored (no defaulting: the update path after it leaves
-        the stored object's parts alone). `track` (stored, new) -> new records the write in
+        precondition, as in a patch that sets metadata.resourceVersion. With `validation` (a
+        patch's, unless fieldValidation is Ignore), the new object's unknown fields are
+        reported to it, to be refused or warned about. `pure`: `mutate` changes nothing it is
+        given (a json, merge or strategic merge patch), so it gets the stored object itself;
+        what it returns may share parts with it, which decoding copies unless nothing would
+        change them in place before they are stored (no defaulting: the update path after it
+        leaves the stored object's parts alone). `track` (stored, new) -> new records the write in
         managedFields, once the new object is decoded and defaulted."""
         options = options or WriteOptions()
-        validation = "Ignore" if unknown_fields is None else options.field_validation
         defaulted = self._defaulted(kind, subresource)
 
         def build(old: Object) -> Object:
@@ -565,11 +548,9 @@ class APIServer:
             if options.decoded:
                 decoded = as_decoded(new, kind)
             else:
-                strict = validation == "Strict"
-                share = pure and not defaulted
-                decoded = decode(new, kind, strict=strict, basis=old, share=share)
-            if unknown_fields is not None and validation == "Warn":
-                unknown_fields[:] = decoded.warnings
+                decoded = decode(new, kind, basis=old, share=pure and not defaulted)
+            if validation is not None:
+                validation.decoded(new, decoded.warnings)
             if defaulted:
                 self._default(kind, decoded.obj)
             return decoded.obj if track is None else track(old, decoded.obj)
@@ -586,14 +567,16 @@ class APIServer:
         options: WriteOptions | None = None,
         subresource: str = "",
         conversion: ServedVersion | None = None,
+        *,
+        repeats: Repeats = NO_REPEATS,
     ) -> Result:
         """PATCH: `patch` (the decoded document) changes the stored object as `patch_type`
         says, then the change takes the update path, built again on what is stored after a
         conflict (GuaranteedUpdate). A server-side apply is by `options.field_manager` and
         creates the object when there is none; other patches record that manager, if any, in
         managedFields. `conversion` is the served version the patch is written against, when
-        that is not the stored one. Unknown fields of the patched object are warnings or
-        refused, as `options.field_validation` says."""
+        that is not the stored one. What the patch's text `repeats` and the unknown fields of
+        the patched object are warnings or refused, as `options.field_validation` says."""
         options = options or WriteOptions()
         manager = options.field_manager
         apply = patch_type is PatchType.APPLY
@@ -613,7 +596,12 @@ class APIServer:
         pure = not apply and not manager and conversion is None
         if conversion is not None:
             mutate = patching.converted(mutate, conversion)
-        unknown_fields: list[str] = []
+        validation = None
+        if options.field_validation != "Ignore":
+            validation = patching.FieldValidation(
+                options.field_validation, patch_type, patch, repeats
+            )
+            mutate = validation.checked(mutate)
         try:
             result = await self.modify(
                 kind,
@@ -622,7 +610,7 @@ class APIServer:
                 mutate,
                 options,
                 subresource,
-                unknown_fields,
+                validation,
                 pure=pure,
                 track=track,
             )
@@ -631,12 +619,15 @@ class APIServer:
                 raise
             # Apply creates what does not exist yet.
             created = patching.apply_create(served, patch, manager, now)
+            if validation is not None:
+                validation.applied()
             if conversion is not None:
                 created = conversion.to_stored(created)
             _check_name(created, name)
             recorded = replace(options, field_manager="")  # the apply recorded it
-            return await self.create(kind, namespace, created, recorded)
-        result.warnings.extend(unknown_fields)
+            result = await self.create(kind, namespace, created, recorded)
+        if validation is not None:
+            result.warnings[:0] = validation.warnings
         return result
 
     async def _write(

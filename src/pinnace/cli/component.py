@@ -8,8 +8,8 @@ that loses it exits with status 1 (klog's "leaderelection lost"), as kube-schedu
 kube-controller-manager do, for whatever supervises it to start it again. SIGINT or SIGTERM
 stops the components, releases the Lease and exits with 0.
 
-From its start to its end the process serves its health endpoints on --secure-port
-(`pinnace.cli.health`).
+From its start to its end the process serves its health endpoints (and the scheduler its
+metrics) on --secure-port (`pinnace.cli.health`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,15 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prometheus_client.registry import Collector
+
 from pinnace.cli.arguments import go_bool, positive_duration
-from pinnace.cli.health import WATCHDOG_TOLERANCE, Endpoints, HealthServer
+from pinnace.cli.health import WATCHDOG_TOLERANCE, Endpoints, HealthServer, always_allowed
 from pinnace.client import EventRecorder
 from pinnace.client.http import HTTPClient
 from pinnace.client.kubeconfig import KubeconfigError, RestConfig, load_kubeconfig
@@ -59,11 +61,17 @@ Build = Callable[[Callable[[], HTTPClient]], list[Component]]
 """Makes the process's components, each with a client of its own from the factory given."""
 
 
-def add_flags(parser: argparse.ArgumentParser, lease: str = "", secure_port: int = 0) -> None:
+def add_flags(
+    parser: argparse.ArgumentParser,
+    lease: str = "",
+    secure_port: int = 0,
+    always_allow: Sequence[str] = (),
+) -> None:
     """--kubeconfig, and given a `lease`, the leader election flags of kube-scheduler and
     kube-controller-manager (component-base's), for the Lease named `lease` by default (the
     component's name, which `run` is given); given a `secure_port`, --secure-port (that by
-    default) and --bind-address for the health endpoints."""
+    default), --bind-address and --authorization-always-allow-paths (`always_allow` by
+    default) for the endpoints served there."""
     parser.add_argument(
         "--kubeconfig",
         help="kubeconfig of the API server and the component's credentials ($KUBECONFIG, else "
@@ -87,6 +95,14 @@ def add_flags(parser: argparse.ArgumentParser, lease: str = "", secure_port: int
             default="0.0.0.0",
             metavar="IP",
             help="the address they are served on (0.0.0.0: every address)",
+        )
+        parser.add_argument_group("authorization").add_argument(
+            "--authorization-always-allow-paths",
+            type=lambda text: [path for path in text.split(",") if path],
+            default=list(always_allow),
+            metavar="PATHS",
+            help="the paths served to anyone, separated by commas (a trailing * allows a "
+            "prefix); any other is refused (" + ",".join(always_allow) + ")",
         )
 
 
@@ -189,12 +205,14 @@ def run(
     configured: Mapping[str, Any] | None = None,
     endpoints: Callable[[bool], Endpoints] | None = None,
     reporter: str = "",
+    collectors: Callable[[list[Component]], list[Collector]] | None = None,
 ) -> int:
     """Run the components `build` makes until a signal (0) or lost leadership (1), with leader
     election on the Lease named after `component` if the component has the flags;
     `configured`: its configuration file's leaderElection; `endpoints`: the health endpoints
     it serves, with leader election or without, if it has the flags; `reporter`: the source
-    component of the election's core/v1 Events (`component` when empty)."""
+    component of the election's core/v1 Events (`component` when empty); `collectors`: the
+    families of the components made that it serves at /metrics."""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("pinnace.client.leaderelection").setLevel(logging.INFO)
     try:
@@ -207,15 +225,24 @@ def run(
     server: HealthServer | None = None
     if endpoints is not None and args.secure_port:
         try:
+            allowed = always_allowed(args.authorization_always_allow_paths)
+        except ValueError as e:
+            print(f"pinnace {command}: {e}", file=sys.stderr)
+            return 1
+        try:
             server = HealthServer(
-                args.bind_address, args.secure_port, endpoints(elected is not None), health.failing
+                args.bind_address,
+                args.secure_port,
+                endpoints(elected is not None),
+                health.failing,
+                allowed,
             )
         except OSError as e:
             where = f"{args.bind_address}:{args.secure_port}"
             print(f"pinnace {command}: failed to listen on {where}: {e.strerror}", file=sys.stderr)
             return 1
     return asyncio.run(
-        _serve(component, config, elected, build, health, server, reporter or component)
+        _serve(component, config, elected, build, health, server, reporter or component, collectors)
     )
 
 
@@ -257,6 +284,7 @@ async def _serve(
     health: _Health,
     server: HealthServer | None,
     reporter: str,
+    collectors: Callable[[list[Component]], list[Collector]] | None,
 ) -> int:
     loop = asyncio.get_running_loop()
     clock = Clock(loop)
@@ -268,6 +296,8 @@ async def _serve(
         return made
 
     components = build(client)
+    if server is not None and collectors is not None:
+        server.serve_metrics(collectors(components))
     started: list[Component] = []
 
     async def start() -> None:

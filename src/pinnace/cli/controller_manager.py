@@ -41,7 +41,9 @@ def configure(manager: argparse.ArgumentParser) -> None:
         "workload controllers, the autoscalers) against the API server of --kubeconfig, "
         "with leader election, until SIGINT or SIGTERM."
     )
-    component.add_flags(manager, LEASE, health.CONTROLLER_MANAGER_PORT)
+    component.add_flags(
+        manager, LEASE, health.CONTROLLER_MANAGER_PORT, health.CONTROLLER_MANAGER_ALWAYS_ALLOW
+    )
     controller_flags(manager.add_argument_group("controllers (kube-controller-manager's flags)"))
     vpa.add_flags(manager)
     feature_gates_flag(manager)

@@ -1,12 +1,19 @@
-"""The health endpoints of a component process (`pinnace scheduler`, `pinnace
-controller-manager`) on its --secure-port, as kube-scheduler and kube-controller-manager serve
-them (v1.32): HTTPS with a self-signed certificate made at each start, as theirs is without
---tls-cert-file, and k8s.io/apiserver's healthz answers (`pinnace.apiserver.http.nonresource`).
+"""The endpoints of a component process (`pinnace scheduler`, `pinnace controller-manager`) on
+its --secure-port, as kube-scheduler and kube-controller-manager serve them (v1.32): HTTPS
+with a self-signed certificate made at each start, as theirs is without --tls-cert-file, and
+k8s.io/apiserver's healthz answers (`pinnace.apiserver.http.nonresource`).
 
 kube-scheduler serves /healthz (its leaderElection check with leader election, else ping),
-/livez (ping) and /readyz (leaderElection, shutdown, sched-handler-sync);
-kube-controller-manager serves /healthz only. They are open to anyone, as their
---authorization-always-allow-paths let them be. A --secure-port of 0 serves nothing.
+/livez (ping), /readyz (leaderElection, shutdown, sched-handler-sync) and /metrics (its
+scheduler_* families); kube-controller-manager serves /healthz. A --secure-port of 0 serves
+nothing.
+
+Every caller is anonymous, as to theirs without --authentication-kubeconfig (no client
+certificate or token is checked), and authorized as theirs authorize one without
+--authorization-kubeconfig: a path of --authorization-always-allow-paths (kube-scheduler's
+/healthz, /readyz and /livez, kube-controller-manager's /healthz; an exact path, or a prefix
+ending in `*`) is served, any other is refused with a 403 (`forbidden: User
+"system:anonymous" cannot get path "/metrics"`), /healthz/ping and /metrics included.
 """
 
 from __future__ import annotations
@@ -20,11 +27,18 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import uvicorn
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.registry import Collector
 
+from pinnace.api.goquote import quote
 from pinnace.apiserver.auth import certs
+from pinnace.apiserver.auth.rules import Attributes
+from pinnace.apiserver.auth.security import forbidden_error
+from pinnace.apiserver.auth.user import ANONYMOUS_USER
 from pinnace.apiserver.http import connections
+from pinnace.apiserver.http.app import PROMETHEUS_TEXT
 from pinnace.apiserver.http.nonresource import health, health_endpoint
-from pinnace.apiserver.http.responses import Response, text_response
+from pinnace.apiserver.http.responses import Response, status_response, text_response
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -33,6 +47,11 @@ Endpoints = Mapping[str, Sequence[str]]
 """Each endpoint's checks, in the order they are listed."""
 SCHEDULER_PORT = 10259
 CONTROLLER_MANAGER_PORT = 10257
+SCHEDULER_ALWAYS_ALLOW = ("/healthz", "/readyz", "/livez")
+"""NewDelegatingAuthorizationOptions' AlwaysAllowPaths, which kube-scheduler keeps."""
+CONTROLLER_MANAGER_ALWAYS_ALLOW = ("/healthz",)
+"""kube-controller-manager's AlwaysAllowPaths."""
+METRICS_PATH = "/metrics"
 LEADER_ELECTION = "leaderElection"
 WATCHDOG_TOLERANCE = 20.0
 """How long past its lease a leader that has not renewed is still healthy
@@ -52,9 +71,31 @@ def controller_manager_endpoints(elected: bool) -> Endpoints:
     return {"/healthz": (LEADER_ELECTION,) if elected else ("ping",)}
 
 
+def always_allowed(paths: Sequence[str]) -> Callable[[str], bool]:
+    """The path authorizer of --authorization-always-allow-paths (apiserver's
+    authorization/path): whether it allows a path; ValueError for a `*` not at the end."""
+    exact, prefixes = set(), []
+    for path in paths:
+        path = path.removeprefix("/")
+        if "*" in path[:-1]:
+            raise ValueError(f"only trailing * allowed in {quote(path)}")
+        if path.endswith("*"):
+            prefixes.append(path[:-1])
+        else:
+            exact.add(path)
+    starts = tuple(prefixes)
+
+    def allowed(path: str) -> bool:
+        path = path.removeprefix("/")
+        return path in exact or path.startswith(starts)
+
+    return allowed
+
+
 class HealthServer:
     """The endpoints on a socket bound when made (OSError when it cannot be), serving from
-    `start` to `stop`; `failing()` says which checks fail now, and why."""
+    `start` to `stop`; `failing()` says which checks fail now, and why; `allowed(path)`
+    whether an anonymous caller may have a path."""
 
     def __init__(
         self,
@@ -62,9 +103,12 @@ class HealthServer:
         port: int,
         endpoints: Endpoints,
         failing: Callable[[], Mapping[str, str]],
+        allowed: Callable[[str], bool],
     ) -> None:
         self._endpoints = endpoints
         self._failing = failing
+        self._allowed = allowed
+        self._metrics: CollectorRegistry | None = None
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -103,17 +147,30 @@ class HealthServer:
         self._socket.close()
         self._files.cleanup()
 
+    def serve_metrics(self, collectors: Sequence[Collector]) -> None:
+        """Serve /metrics: these collectors' families."""
+        self._metrics = CollectorRegistry()
+        for collector in collectors:
+            self._metrics.register(collector)
+
     async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        path = scope["path"]
+        await _send(send, self._answer(scope["method"], scope["path"], scope))
+
+    def _answer(self, method: str, path: str, scope: Scope) -> Response:
+        if not self._allowed(path):
+            # The request's attributes are RequestInfoFactory's for a non-resource path.
+            verb = method.lower()
+            anonymous = Attributes(ANONYMOUS_USER, verb, resource_request=False, path=path)
+            return status_response(forbidden_error(anonymous, ""))
+        if path == METRICS_PATH and self._metrics is not None:
+            return Response(200, generate_latest(self._metrics), PROMETHEUS_TEXT)
         endpoint = health_endpoint(path, self._endpoints)
         if endpoint is None:
-            response = text_response("404 page not found\n", 404)
-        else:
-            query = parse_qs(scope.get("query_string", b"").decode("latin-1"), True)
-            response = health(endpoint, path, query, self._failing(), self._endpoints)
-        await _send(send, response)
+            return text_response("404 page not found\n", 404)
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), True)
+        return health(endpoint, path, query, self._failing(), self._endpoints)
 
 
 async def _send(send: Send, response: Response) -> None:

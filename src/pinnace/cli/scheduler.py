@@ -48,7 +48,7 @@ def configure(scheduler: argparse.ArgumentParser) -> None:
         "Without a command: run kube-scheduler against the API server of --kubeconfig, "
         "with leader election (so several can run, one acting), until SIGINT or SIGTERM."
     )
-    component.add_flags(scheduler, LEASE, health.SCHEDULER_PORT)
+    component.add_flags(scheduler, LEASE, health.SCHEDULER_PORT, health.SCHEDULER_ALWAYS_ALLOW)
     scheduler.add_argument(
         "--config",
         metavar="FILE",
@@ -110,7 +110,14 @@ def run_scheduler(args: argparse.Namespace) -> int:
     # first profile's schedulerName.
     reporter = (config or SchedulerConfiguration()).scheduler_names[0]
     return component.run(
-        "scheduler", LEASE, args, build, configured, health.scheduler_endpoints, reporter
+        "scheduler",
+        LEASE,
+        args,
+        build,
+        configured,
+        health.scheduler_endpoints,
+        reporter,
+        collectors=lambda made: [c.core.metrics for c in made if isinstance(c, SchedulerService)],
     )
 
 

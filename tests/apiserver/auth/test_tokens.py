@@ -190,6 +190,28 @@ def test_a_successful_authentication_is_kept_ten_seconds(api: Harness) -> None:
         api.call(authenticator.review, token)
 
 
+def test_every_token_in_use_is_kept_until_its_ten_seconds_are_up(api: Harness) -> None:
+    """apimachinery's Expiring cache under tokencache: no count bound (the first of 5,000
+    tokens checked is still kept), and an entry is gone at its expiry, not after it."""
+    _account(api)
+    tokens = [_request(api)["status"]["token"] for _ in range(5000)]
+    authenticator = Authenticator(
+        anonymous=False,
+        service_accounts=api.server.authenticate_service_account,
+        cache=TokenCache(api.server.clock.now),
+    )
+    robot = "system:serviceaccount:default:robot"
+    for token in tokens:
+        assert api.call(authenticator.authenticate, {"authorization": f"Bearer {token}"}, None)
+    api.call(api.server.delete, SERVICE_ACCOUNTS, "default", "robot")
+    first = {"authorization": f"Bearer {tokens[0]}"}
+    assert api.call(authenticator.authenticate, first, None).name == robot
+    api.run(api.server.clock.sleep(10))
+    with pytest.raises(StatusError) as refused:
+        api.call(authenticator.authenticate, first, None)
+    assert refused.value.code == 401
+
+
 def test_a_token_names_the_node_and_account_there_now_when_recreated(api: Harness) -> None:
     """The service account and the pod's node, read again for each token: a recreated one's
     uid, and no node claim once the node is gone (the token is still granted)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,6 @@ fails a check (`APIServer.authenticate_service_account`)."""
 INVALID_TOKEN = "invalid bearer token"
 TOKEN_SUCCESS_CACHE_TTL = 10.0
 """kube-apiserver's TokenSuccessCacheTTL (NewBuiltInAuthenticationOptions), in seconds."""
-TOKEN_CACHE_SIZE = 32 * 128
-"""tokencache's 32 stripes of 128 entries."""
 
 _log = logging.getLogger(__name__)
 
@@ -90,31 +89,29 @@ Authenticated = tuple[UserInfo, tuple[str, ...]]
 
 class TokenCache:
     """Successful token authentications, each kept `ttl` seconds of `now` (the cluster's
-    clock), keyed by the audiences asked for and the token; the oldest goes first once
-    `size` are kept."""
+    clock), keyed by the audiences asked for and the token: tokencache's stripes of
+    apimachinery's `Expiring` cache, which holds every token in use (no count bound) and drops
+    an entry once its time has come, on the next `put`."""
 
-    def __init__(
-        self,
-        now: Callable[[], float],
-        ttl: float = TOKEN_SUCCESS_CACHE_TTL,
-        size: int = TOKEN_CACHE_SIZE,
-    ) -> None:
-        self._now, self._ttl, self._size = now, ttl, size
-        self._kept: dict[tuple[tuple[str, ...], str], tuple[float, Authenticated]] = {}
+    def __init__(self, now: Callable[[], float], ttl: float = TOKEN_SUCCESS_CACHE_TTL) -> None:
+        self._now, self._ttl = now, ttl
+        self._kept: OrderedDict[tuple[tuple[str, ...], str], tuple[float, Authenticated]] = (
+            OrderedDict()
+        )
+        """In the order they expire: every entry has the same ttl and is put anew at the end."""
 
     def get(self, audiences: tuple[str, ...], token: str) -> Authenticated | None:
         kept = self._kept.get((audiences, token))
-        if kept is None:
-            return None
-        if kept[0] < self._now():  # LRUExpireCache: expired once past its time
-            del self._kept[(audiences, token)]
+        if kept is None or kept[0] <= self._now():  # Expiring.Get: gone at its expiry
             return None
         return kept[1]
 
     def put(self, audiences: tuple[str, ...], token: str, found: Authenticated) -> None:
-        if len(self._kept) >= self._size:
-            del self._kept[next(iter(self._kept))]
-        self._kept[(audiences, token)] = (self._now() + self._ttl, found)
+        now, kept = self._now(), self._kept
+        while kept and next(iter(kept.values()))[0] <= now:  # Expiring.gc
+            kept.popitem(last=False)
+        kept[(audiences, token)] = (now + self._ttl, found)
+        kept.move_to_end((audiences, token))
 
 
 class Authenticator:

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from pinnace.api import status
+from pinnace.api.decode import NO_REPEATS, Repeats
 from pinnace.api.goquote import quote
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http import gojson, protobuf
@@ -83,11 +84,10 @@ def _parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> tupl
 
 class WrittenBody(NamedTuple):
     value: Any
-    duplicate_fields: list[str]
-    """The paths of the fields its JSON text repeats (`gojson.duplicate_fields`)."""
-    yaml_duplicates: str = ""
-    """The error of the keys its YAML text repeats, as sigs.k8s.io/yaml's YAMLToJSONStrict
-    words it (`yaml: unmarshal errors:` and a line for each)."""
+    repeats: Repeats
+    """The fields its JSON text repeats (`gojson.duplicate_fields`), or the error of the keys
+    its YAML text repeats, as sigs.k8s.io/yaml's YAMLToJSONStrict words it (`yaml: unmarshal
+    errors:` and a line for each)."""
 
 
 def parse_written_body(
@@ -98,10 +98,10 @@ def parse_written_body(
     strict decoder reports them)."""
     value, yaml_duplicates = _parse_object_body(data, body_type, kind_name)
     if find_duplicates and yaml_duplicates:
-        return WrittenBody(value, [], yaml_duplicates)
+        return WrittenBody(value, Repeats(yaml=yaml_duplicates))
     if not find_duplicates or body_type is not BodyType.JSON:
-        return WrittenBody(value, [])
-    return WrittenBody(value, gojson.duplicate_fields(data, value))
+        return WrittenBody(value, NO_REPEATS)
+    return WrittenBody(value, Repeats(gojson.duplicate_fields(data, value)))
 
 
 def parse_json(data: bytes, content_type: str = "") -> Any:
@@ -199,18 +199,13 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _integer)
 _Loader.add_constructor("tag:yaml.org,2002:float", _float)
 
 
-def yaml_to_json(data: bytes) -> Any:
-    """The first YAML document as JSON values (map keys become strings, as YAMLToJSON does).
+def yaml_to_json_strict(data: bytes) -> tuple[Any, str]:
+    """The first YAML document as JSON values (map keys become strings, as YAMLToJSON does),
+    and the error YAMLToJSONStrict gives for the keys the document repeats ("" when none).
 
     Aliases are expanded, up to a budget that a document without them never reaches (one
     value per byte, and some), so a "billion laughs" body is refused instead of eating the
     server; nesting too deep to walk is refused too."""
-    return yaml_to_json_strict(data)[0]
-
-
-def yaml_to_json_strict(data: bytes) -> tuple[Any, str]:
-    """`yaml_to_json`'s value, and the error YAMLToJSONStrict gives for the keys the document
-    repeats ("" when none)."""
     try:
         loader = _Loader(data)
         loader.repeats = []
@@ -275,6 +270,5 @@ __all__ = [
     "parse_written_body",
     "read_body",
     "summarize",
-    "yaml_to_json",
     "yaml_to_json_strict",
 ]

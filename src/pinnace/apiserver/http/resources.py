@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pinnace.api import status
 from pinnace.api.authorization import reviews
-from pinnace.api.decode import decode
+from pinnace.api.decode import NO_REPEATS, Repeats, decode
 from pinnace.api.fieldselector import rename_field_labels
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
@@ -166,7 +166,7 @@ class ResourceHandler:
         written = await request.parsed(
             parse_written_body, body_type, kind.kind, options.field_validation != "Ignore"
         )
-        body, warnings = _stored(target, written, options.field_validation)
+        body, warnings, repeats = _stored(target, written, options.field_validation)
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
             return created_response(answer)
@@ -180,8 +180,7 @@ class ResourceHandler:
             body,
             options,
             json_body=_json_body(target, body_type),
-            duplicate_fields=() if target.conversion else written.duplicate_fields,
-            yaml_duplicates="" if target.conversion else written.yaml_duplicates,
+            repeats=repeats,
         )
         result.warnings[:0] = warnings
         return _written(encoder, result, options.field_validation, 201)
@@ -194,7 +193,7 @@ class ResourceHandler:
         written = await request.parsed(
             parse_written_body, body_type, target.kind.kind, options.field_validation != "Ignore"
         )
-        body, warnings = _stored(target, written, options.field_validation)
+        body, warnings, repeats = _stored(target, written, options.field_validation)
         options = fieldmanagers.with_manager(options, request)
         result = await self.server.update(
             target.kind,
@@ -204,8 +203,7 @@ class ResourceHandler:
             options,
             subresource,
             json_body=_json_body(target, body_type),
-            duplicate_fields=() if target.conversion else written.duplicate_fields,
-            yaml_duplicates="" if target.conversion else written.yaml_duplicates,
+            repeats=repeats,
         )
         result.warnings[:0] = warnings
         code = 201 if result.created else 200
@@ -218,7 +216,9 @@ class ResourceHandler:
         apply = patch_type is PatchType.APPLY
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
         options = _with_version_rules(options, target)
-        document = await request.parsed(patching.parse_patch, patch_type)
+        document, repeats = await request.parsed(
+            patching.parse_patch, patch_type, options.field_validation != "Ignore"
+        )
         options = fieldmanagers.with_manager(options, request)
         result = await self.server.patch(
             target.kind,
@@ -229,6 +229,7 @@ class ResourceHandler:
             options,
             subresource,
             target.conversion,
+            repeats=repeats,
         )
         code = 201 if result.created else 200
         return _written(encoder, result, options.field_validation, code)
@@ -269,17 +270,18 @@ def _json_body(target: ResourceTarget, body_type: BodyType) -> bool:
     return body_type is BodyType.JSON and target.conversion is None
 
 
-def _stored(target: ResourceTarget, written: WrittenBody, validation: str) -> tuple[Any, list[str]]:
-    """The body to write, as the stored version, and the warnings of decoding it at the
-    version it was sent at when that is another."""
+def _stored(
+    target: ResourceTarget, written: WrittenBody, validation: str
+) -> tuple[Any, list[str], Repeats]:
+    """The body to write, as the stored version; the warnings of decoding it at the version it
+    was sent at when that is another; and what the text repeats, for the server's decoding to
+    report when that decoding did not."""
     if target.conversion is None:
-        return written.value, []
-    return target.conversion.decoded_to_stored(
-        written.value,
-        strict=validation == "Strict",
-        duplicate_fields=written.duplicate_fields,
-        yaml_duplicates=written.yaml_duplicates,
+        return written.value, [], written.repeats
+    body, warnings = target.conversion.decoded_to_stored(
+        written.value, strict=validation == "Strict", repeats=written.repeats
     )
+    return body, warnings, NO_REPEATS
 
 
 def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:

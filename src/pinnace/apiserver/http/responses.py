@@ -17,6 +17,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.tables import IncludeObject, to_table
+from pinnace.api.template_meta import written
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver.http import negotiation
 from pinnace.apiserver.http.negotiation import Negotiated, Output
@@ -210,16 +211,20 @@ class Encoder:
             api_version = self.conversion.served.api_version
             return {**listed, "apiVersion": api_version, "items": converted}
         if not self.kind.custom:
-            return {**listed, "items": [_untyped(i) for i in listed["items"]]}
+            model = self.kind.model
+            return {**listed, "items": [_untyped(written(model, i)) for i in listed["items"]]}
         return {**listed, "items": [self._at_version(i) for i in listed["items"]]}
 
     def _at_version(self, obj: Object) -> Object:
-        """`obj` at the version it is served at. A custom resource written before its CRD's
-        storage version changed is still stored at the old one: apiextensions-apiserver
-        converts it on the way out (strategy None: only apiVersion changes)."""
+        """`obj` at the version it is served at, as Go writes it (`template_meta.written`).
+        A custom resource written before its CRD's storage version changed is still stored at
+        the old one: apiextensions-apiserver converts it on the way out (strategy None: only
+        apiVersion changes)."""
         if self.conversion is not None:
             return self.conversion.from_stored(obj)
-        if not self.kind.custom or obj.get("apiVersion") == self.kind.api_version:
+        if not self.kind.custom:
+            return written(self.kind.model, obj)
+        if obj.get("apiVersion") == self.kind.api_version:
             return obj
         return {**obj, "apiVersion": self.kind.api_version}
 

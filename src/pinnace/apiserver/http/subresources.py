@@ -98,7 +98,7 @@ async def _scale(handler: ResourceHandler, request: Request, target: ResourceTar
         patch_type = negotiation.patch_type(request.header("content-type"))
         apply = patch_type is PatchType.APPLY
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
-        document = await request.parsed(parse_patch, patch_type)
+        document, _ = await request.parsed(parse_patch, patch_type, False)
         if apply:
             applied = await apply_scale_config(
                 server, kind, target.namespace, target.name, document, options

@@ -90,6 +90,21 @@ def decode(
     return Decoded(_in_wire_order(without_empty_metadata(decoded_obj), kind), warnings)
 
 
+def as_decoded(obj: dict[str, Any], kind: Kind) -> Decoded:
+    """What `decode` gives for a body already in its form (`WriteOptions.decoded`: canonical
+    times and quantities, no unknown field, no zero Go would leave out), without walking it: a
+    new object in wire order, of the body's parts only the metadata copied (the write fills
+    it in); the rest is handed over. A different kind or version is refused as by `decode`."""
+    body_kind, body_api_version = _type_meta(obj, kind)
+    if body_kind != kind.kind or body_api_version != kind.api_version:
+        group, _, version = body_api_version.rpartition("/")
+        raise _mismatch(body_kind, group, version, kind)
+    taken = dict(obj)
+    if "metadata" in taken:
+        taken["metadata"] = dict(taken["metadata"])
+    return Decoded(_in_wire_order(taken, kind), [])
+
+
 def _decoded_repeats(
     duplicate_fields: Sequence[str], unknown_fields: list[str], kind: Kind
 ) -> list[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pinnace.api import catalog, status
-from pinnace.api.decode import NO_REPEATS, Repeats, decode
+from pinnace.api.decode import NO_REPEATS, Repeats, as_decoded, decode
 from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
@@ -341,8 +341,11 @@ class APIServer:
         `json_body`: `body` was parsed from JSON text, so holds JSON's own types only;
         `repeats`: what that text repeats."""
         options = options or WriteOptions()
-        strict = options.field_validation == "Strict"
-        decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
+        if options.decoded:
+            decoded = as_decoded(body, kind)
+        else:
+            strict = options.field_validation == "Strict"
+            decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
         obj = decoded.obj
         self.check_namespace(kind, obj, namespace)
         self._default(kind, obj)
@@ -542,7 +545,10 @@ class APIServer:
             new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            decoded = decode(new, kind, basis=old, share=pure and not defaulted)
+            if options.decoded:
+                decoded = as_decoded(new, kind)
+            else:
+                decoded = decode(new, kind, basis=old, share=pure and not defaulted)
             if validation is not None:
                 validation.decoded(new, decoded.warnings)
             if defaulted:

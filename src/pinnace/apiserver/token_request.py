@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, field, status
-from pinnace.api.decode import decode
+from pinnace.api.decode import as_decoded, decode
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
@@ -63,8 +63,8 @@ def validate_token_request(request: Object) -> list[FieldError]:
     return [field.invalid(_EXPIRATION, seconds, why)]
 
 
-def _decoded(body: Any) -> Object:
-    request = decode(body, TOKEN_REQUEST).obj
+def _decoded(body: Any, decoded: bool = False) -> Object:
+    request = (as_decoded if decoded else decode)(body, TOKEN_REQUEST).obj
     spec = request.get("spec")
     request["spec"] = spec = dict(spec) if isinstance(spec, dict) else {}
     if spec.get("expirationSeconds") is None:
@@ -102,11 +102,18 @@ async def request_token(
 
 
 async def grant_token(
-    server: APIServer, namespace: str, name: str, body: Any, issued_at: float | None = None
+    server: APIServer,
+    namespace: str,
+    name: str,
+    body: Any,
+    issued_at: float | None = None,
+    *,
+    decoded: bool = False,
 ) -> Grant:
     """The TokenRequest answered as `request_token` answers it, but for the token's
-    signature, the costly part (the simulated mode's first tokens, signed when read)."""
-    request = _decoded(body)
+    signature, the costly part (the simulated mode's first tokens, signed when read).
+    `decoded`: the body is in the form decoding gives (`WriteOptions.decoded`)."""
+    request = _decoded(body, decoded)
     _must_match(request, "name", name, "name")
     _must_match(request, "namespace", namespace, "namespace")
     errs = validate_token_request(request)

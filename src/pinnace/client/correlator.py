@@ -28,6 +28,7 @@ import struct
 import sys
 from typing import NamedTuple, cast
 
+from pinnace.api.core.event import without_empty
 from pinnace.api.objects import Object
 from pinnace.clock import Clock, format_time
 
@@ -382,7 +383,7 @@ class EventCorrelator:
         if not combine:
             return event, self._event_key(event), similar
         stamp = format_time(now)
-        combined = {
+        combined: Object = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {
@@ -398,7 +399,7 @@ class EventCorrelator:
             "count": 1,
             "type": event.get("type", ""),
         }
-        return combined, key, similar
+        return without_empty(combined), key, similar
 
     def _observe(
         self, record: Record, base: int, similars: int, event: Object, key: EntryKey

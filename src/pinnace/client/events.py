@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pinnace.api import catalog
-from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, without_empty
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError, namespace_terminating
@@ -118,13 +118,14 @@ def name_stamps(clock: Clock) -> NameStamps:
 
 
 async def create_named(client: Client, kind: Kind, event: Object, stamps: NameStamps) -> Object:
-    """Create a new `event`, its name moved on by a nanosecond while the name is taken
-    (AlreadyExists), at most NAME_ATTEMPTS times."""
+    """Create a new `event`, built in the form decoding gives (`Client.create_own`), its
+    name moved on by a nanosecond while the name is taken (AlreadyExists), at most
+    NAME_ATTEMPTS times."""
     m = event["metadata"]
     attempts = 1
     while True:
         try:
-            return await client.create(kind, m["namespace"], event)
+            return await client.create_own(kind, m["namespace"], event)
         except StatusError as e:
             if e.reason != "AlreadyExists" or attempts == NAME_ATTEMPTS:
                 raise
@@ -178,7 +179,7 @@ class EventRecorder:
         source = {"component": self._component}
         if self._host:
             source["host"] = self._host
-        return {
+        event = {
             "apiVersion": "v1",
             "kind": "Event",
             # `<object name>.<nanoseconds, hex>`, as client-go names Events.
@@ -194,6 +195,7 @@ class EventRecorder:
             "reportingComponent": self._component,
             "reportingInstance": self._host,
         }
+        return without_empty(event)  # as decoded: created with `create_own`
 
     async def _write_all(self) -> None:
         while self._queue:

@@ -59,6 +59,8 @@ EventKey = tuple[str, str, str, str, str, Reference, Reference]
 regarding, related."""
 
 _NO_REFERENCE: Reference = ("",) * 7
+_OMITTED_WHEN_EMPTY = frozenset({"action", "reason", "note", "type"})
+"""Of core/v1's OMITTED_WHEN_EMPTY, the names here."""
 _REFERENCE_FIELDS = (
     "kind",
     "namespace",
@@ -299,7 +301,9 @@ def _event(key: EventKey, cached: _Cached, series: Series | None) -> Object:
     if series is not None:
         count, observed = series
         event["series"] = {"count": count, "lastObservedTime": format_micro_time(observed)}
-    return event
+    # As decoded (`create_named` creates it with `create_own`): core/v1's action, reason,
+    # message and type are left out when empty.
+    return {k: v for k, v in event.items() if v != "" or k not in _OMITTED_WHEN_EMPTY}
 
 
 def _object_reference(reference: Reference) -> Object:

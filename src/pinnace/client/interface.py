@@ -93,6 +93,13 @@ class Client(ABC):
     @abstractmethod
     async def create(self, kind: Kind, namespace: str, obj: Object) -> Object: ...
 
+    async def create_own(self, kind: Kind, namespace: str, obj: Object) -> Object:
+        """`create` an object this process built in the form the API server's decoding gives
+        (a component's own Event: canonical times, no unknown field, no zero Go's encoding
+        leaves out), which it hands over (it changes it no more). An API server in the same
+        process takes it as it is (decoding it would give it back); over HTTP it is `create`."""
+        return await self.create(kind, namespace, obj)
+
     @abstractmethod
     async def update(self, kind: Kind, obj: Object) -> Object:
         """PUT `obj` (namespace and name from its metadata). Its resourceVersion, when set, is
@@ -117,6 +124,21 @@ class Client(ABC):
         *,
         subresource: str = "",
     ) -> Object: ...
+
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        """`patch` with a document this process built whose values are in the form decoding
+        gives, as for `create_own` (the kubelet's own status), handed over: an API server in
+        the same process takes the patched object as it is; over HTTP it is `patch`."""
+        return await self.patch(kind, namespace, name, patch, patch_type, subresource=subresource)
 
     @abstractmethod
     async def delete(
@@ -167,7 +189,8 @@ class Client(ABC):
         """serviceaccounts/token as `request_token` answers it now, every check made and the
         claims set, but for the token's signature, made by `TokenGrant.sign` when called (the
         simulated mode's first tokens, signed when read, docs/simulation.md); in process
-        only."""
+        only. `request` is built in the form decoding gives and handed over, as for
+        `create_own` (the kubelet's own TokenRequest)."""
 
     @abstractmethod
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:

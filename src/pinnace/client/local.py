@@ -7,6 +7,7 @@ written and read at that version, converted on the way in and out as the HTTP ro
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pinnace.api.kind import Kind
@@ -39,8 +40,10 @@ class LocalClient(Client):
         # The warnings of fieldValidation have nowhere to go in process; Ignore spares a patch
         # the decode that finds them.
         self._write_options = WriteOptions(field_manager=field_manager, field_validation="Ignore")
-        self._version_options: dict[tuple[str, str, str], WriteOptions] = {}
-        """By second version (group, version, resource), `_write_options` with its rules."""
+        self._own_options = replace(self._write_options, decoded=True)
+        self._version_options: dict[tuple[str, str, str, bool], WriteOptions] = {}
+        """By second version (group, version, resource) and whether the body is the caller's
+        own, the write options with the version's rules."""
 
     @property
     def clock(self) -> Clock:
@@ -90,23 +93,32 @@ class LocalClient(Client):
         return self._server.watch(kind, namespace, options)
 
     async def create(self, kind: Kind, namespace: str, obj: Object) -> Object:
+        return await self._create(kind, namespace, obj, self._write_options)
+
+    async def create_own(self, kind: Kind, namespace: str, obj: Object) -> Object:
+        return await self._create(kind, namespace, obj, self._own_options)
+
+    async def _create(
+        self, kind: Kind, namespace: str, obj: Object, options: WriteOptions
+    ) -> Object:
         conversion = _conversion(kind)
         if conversion is None:
-            return (await self._server.create(kind, namespace, obj, self._write_options)).obj
-        options = self._options_at(conversion)
+            return (await self._server.create(kind, namespace, obj, options)).obj
         stored = conversion.to_stored(obj)
-        result = await self._server.create(conversion.stored, namespace, stored, options)
+        result = await self._server.create(
+            conversion.stored, namespace, stored, self._options_at(conversion, options)
+        )
         return conversion.from_stored(result.obj)
 
-    def _options_at(self, conversion: ServedVersion) -> WriteOptions:
-        """The write options of a write at `conversion`'s version: made once per version (a
-        scheduler or kubelet writes every Event at events.k8s.io/v1)."""
+    def _options_at(self, conversion: ServedVersion, options: WriteOptions) -> WriteOptions:
+        """`options` (this client's own or not) for a write at `conversion`'s version: made once
+        per version (a scheduler or kubelet writes every Event at events.k8s.io/v1)."""
         served = conversion.served
-        version = (served.group, served.version, served.plural)
-        options = self._version_options.get(version)
-        if options is None:
-            options = self._version_options[version] = conversion.with_rules(self._write_options)
-        return options
+        version = (served.group, served.version, served.plural, options.decoded)
+        made = self._version_options.get(version)
+        if made is None:
+            made = self._version_options[version] = conversion.with_rules(options)
+        return made
 
     async def update(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "")
@@ -135,15 +147,49 @@ class LocalClient(Client):
         *,
         subresource: str = "",
     ) -> Object:
+        return await self._patch(
+            kind, namespace, name, patch, patch_type, subresource, self._write_options
+        )
+
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        return await self._patch(
+            kind, namespace, name, patch, patch_type, subresource, self._own_options
+        )
+
+    async def _patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType,
+        subresource: str,
+        options: WriteOptions,
+    ) -> Object:
         conversion = _conversion(kind)
         if conversion is None:
             result = await self._server.patch(
-                kind, namespace, name, patch_type, patch, self._write_options, subresource
+                kind, namespace, name, patch_type, patch, options, subresource
             )
             return result.obj
-        options = self._options_at(conversion)
         result = await self._server.patch(
-            conversion.stored, namespace, name, patch_type, patch, options, subresource, conversion
+            conversion.stored,
+            namespace,
+            name,
+            patch_type,
+            patch,
+            self._options_at(conversion, options),
+            subresource,
+            conversion,
         )
         return conversion.from_stored(result.obj)
 
@@ -186,7 +232,7 @@ class LocalClient(Client):
     async def grant_token(
         self, namespace: str, name: str, request: Mapping[str, Any]
     ) -> TokenGrant:
-        return await token_request.grant_token(self._server, namespace, name, request)
+        return await token_request.grant_token(self._server, namespace, name, request, decoded=True)
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         return await scale.read_scale(self._server, kind, namespace, name)

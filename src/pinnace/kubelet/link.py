@@ -85,6 +85,10 @@ class Link(Client):
         self._check()
         return await self._client.create(kind, namespace, obj)
 
+    async def create_own(self, kind: Kind, namespace: str, obj: Object) -> Object:
+        self._check()
+        return await self._client.create_own(kind, namespace, obj)
+
     async def update(self, kind: Kind, obj: Object) -> Object:
         self._check()
         return await self._client.update(kind, obj)
@@ -109,6 +113,21 @@ class Link(Client):
     ) -> Object:
         self._check()
         return await self._client.patch(
+            kind, namespace, name, patch, patch_type, subresource=subresource
+        )
+
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        self._check()
+        return await self._client.patch_own(
             kind, namespace, name, patch, patch_type, subresource=subresource
         )
 

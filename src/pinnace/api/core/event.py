@@ -23,6 +23,18 @@ REASON_LENGTH_LIMIT = 128
 NOTE_LENGTH_LIMIT = 1024
 
 
+OMITTED_WHEN_EMPTY = frozenset({"action", "reason", "message", "type"})
+"""The Event's strings Go's encoding leaves out when empty (omitempty), as decoding a body
+does: an Event built for `Client.create_own` leaves them out too."""
+
+
+def without_empty(event: dict[str, Any]) -> dict[str, Any]:
+    """`event` with the empty strings of OMITTED_WHEN_EMPTY left out."""
+    if all(event.get(key) != "" for key in OMITTED_WHEN_EMPTY):
+        return event
+    return {k: v for k, v in event.items() if v != "" or k not in OMITTED_WHEN_EMPTY}
+
+
 def occurrences(event: dict[str, Any]) -> int:
     """How often an Event says it happened: its series' count (events.k8s.io/v1), else its
     count (core/v1); a singleton of the new API has neither."""

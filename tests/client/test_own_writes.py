@@ -1,8 +1,8 @@
 """Objects a component of this process builds in decoded form (`Client.create_own`: the Events
-it records; `Client.patch_own`: the kubelet's pod status; the kubelet's TokenRequests,
-`Client.grant_token`) are taken as they are, without the API server decoding them again:
-what is stored (or answered) must be what decoding gives, byte for byte (the JSON text the
-event log's digests and every reader see)."""
+it records; the kubelet's TokenRequests, `Client.grant_token`) are taken as they are, without
+the API server decoding them again: every such write here is also decoded, and what is
+stored (or answered) must be the decoded one, byte for byte (the JSON text the event log's
+digests and every reader see)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,11 @@ from typing import Any
 import orjson
 import pytest
 from tests.client.conftest import EVENTS, PODS, Cluster, pod
-from tests.sim import small_cluster
-from tests.sim.test_determinism import first_difference
 
 from pinnace.api import decode as decoding
 from pinnace.api.kind import Kind
 from pinnace.apiserver import server, token_request
 from pinnace.bench.gym import scenario
-from pinnace.client import LocalClient
 from pinnace.client.correlator import AGGREGATE_MAX_EVENTS
 from pinnace.client.events import EventRecorder
 from pinnace.client.events_v1 import EventBroadcaster
@@ -138,17 +135,3 @@ def test_a_body_of_another_kind_is_refused_as_decoding_refuses_it(cluster: Clust
     with pytest.raises(Exception) as decoded:
         cluster.run(cluster.client.create(EVENTS, "default", body))
     assert str(own.value) == str(decoded.value)
-
-
-def test_a_simulated_cluster_stores_the_same_objects_without_own_writes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The determinism tests' cluster (crash loops, probes, evictions, preemption, drains,
-    deletions), run with its components' own writes taken as built and again with every one
-    decoded: the same event log, whose lines hold a digest of every object stored, at every
-    revision."""
-    own = small_cluster.run(7, 1800.0)
-    monkeypatch.setattr(LocalClient, "create_own", LocalClient.create)
-    monkeypatch.setattr(LocalClient, "patch_own", LocalClient.patch)
-    decoded = small_cluster.run(7, 1800.0)
-    assert own[0] == decoded[0], first_difference(own[1], decoded[1])

@@ -545,10 +545,7 @@ class APIServer:
             new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            if options.decoded:
-                decoded = as_decoded(new, kind)
-            else:
-                decoded = decode(new, kind, basis=old, share=pure and not defaulted)
+            decoded = decode(new, kind, basis=old, share=pure and not defaulted)
             if validation is not None:
                 validation.decoded(new, decoded.warnings)
             if defaulted:

@@ -125,21 +125,6 @@ class Client(ABC):
         subresource: str = "",
     ) -> Object: ...
 
-    async def patch_own(
-        self,
-        kind: Kind,
-        namespace: str,
-        name: str,
-        patch: Any,
-        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
-        *,
-        subresource: str = "",
-    ) -> Object:
-        """`patch` with a document this process built whose values are in the form decoding
-        gives, as for `create_own` (the kubelet's own status), handed over: an API server in
-        the same process takes the patched object as it is; over HTTP it is `patch`."""
-        return await self.patch(kind, namespace, name, patch, patch_type, subresource=subresource)
-
     @abstractmethod
     async def delete(
         self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None = None

@@ -140,11 +140,8 @@ class StatusManager:
         recreated under the same name meanwhile: the API server refuses it (422, the uid is
         immutable), which `_gone` reads as the pod being gone. It drops the scheduler's
         status.nominatedNodeName: the kubelet's patch turns the stored status into the one it
-        generated, which has none (so a preemptor, once running, is nominated no more). The
-        status is built in the form decoding gives, so the patched pod is taken as it is
-        (`Client.patch_own`; tests/client/test_own_writes.py holds the stored pods to what
-        decoding makes of them)."""
-        written = await self.client.patch_own(
+        generated, which has none (so a preemptor, once running, is nominated no more)."""
+        written = await self.client.patch(
             PODS,
             m["namespace"],
             m["name"],

@@ -223,6 +223,50 @@ def test_every_acknowledged_write_survives_kill_9(tmp_path: Path) -> None:
     run(check())
 
 
+BATCH_THEN_KILLED = """
+import asyncio, sys, time
+from pinnace.store import SQLiteStore
+
+async def main():
+    store = SQLiteStore(sys.argv[1])
+    await store.create("k/first", {"i": -1})
+    # Started in one iteration of the loop: they join one transaction (or a few).
+    await asyncio.gather(*(store.create(f"k/{i:03}", {"i": i}) for i in range(200)))
+    sys.stdout.write(f"{store.commits}\\n")
+    sys.stdout.flush()
+    time.sleep(60)  # killed here, the store never closed
+
+asyncio.run(main())
+"""
+
+
+def test_the_acknowledged_writes_of_a_batch_all_survive_kill_9(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    child = subprocess.Popen(
+        [sys.executable, "-c", BATCH_THEN_KILLED, str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    try:
+        line = child.stdout.readline()
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        _, errors = child.communicate()
+    assert line, errors.decode()
+    commits = int(line)
+    assert commits <= 4, "the 200 writes shared transactions"
+
+    async def check() -> None:
+        store = SQLiteStore(path)
+        stored = (await store.list("k/")).items
+        assert sorted(o["i"] for o in stored) == list(range(-1, 200))
+        assert store.revision == 202
+        await store.close()
+
+    run(check())
+
+
 def test_concurrent_writes_are_group_committed_without_locking_errors(tmp_path: Path) -> None:
     async def main() -> None:
         store = SQLiteStore(tmp_path / "db")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -13,6 +14,7 @@ from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog, status
 from pinnace.api.options import ListOptions
+from pinnace.api.versions import ServedVersion, served_version
 from pinnace.apiserver.http.negotiation import negotiate_resource
 from pinnace.apiserver.http.responses import Encoder
 from pinnace.apiserver.http.watchstream import watch_stream
@@ -139,6 +141,46 @@ def test_every_watch_of_a_change_gets_the_same_line_in_its_own_representation() 
     table = json.loads(chunks_of_batches(TABLE, events)[0])
     assert table["object"]["kind"] == "Table"
     assert table["object"]["rows"][0]["cells"] == ["a", 1, "0s"]
+
+
+def test_a_change_goes_out_once_made_for_all_watches_of_a_version_and_apart_for_another() -> None:
+    # A change reaches every watch of its kind: what each version's watches send is made
+    # once for them all (100 watches of pods paid 100 conversions a change), each version's
+    # its own.
+    hpas = catalog.kind("autoscaling", "horizontalpodautoscalers")
+    v1 = served_version("autoscaling", "v1", "horizontalpodautoscalers")
+    assert v1 is not None
+    converted: list[dict[str, Any]] = []
+
+    def to_v1(obj: dict[str, Any]) -> dict[str, Any]:
+        converted.append(obj)
+        return {**obj, "apiVersion": "autoscaling/v1"}
+
+    counted = dataclasses.replace(v1, from_stored=to_v1)
+    stored = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "a", "resourceVersion": "5"},
+    }
+    events = [{"type": "ADDED", "object": stored}]
+
+    async def watch(conversion: ServedVersion | None) -> list[bytes]:
+        json_media = negotiate_resource("application/json")
+        encoder = Encoder(hpas, json_media, "Metadata", now=lambda: NOW, conversion=conversion)
+
+        async def source() -> AsyncIterator[list[dict[str, Any]]]:
+            yield events
+
+        return [chunk async for chunk in watch_stream(WatchEvents(source()), encoder)]
+
+    async def watches() -> list[list[bytes]]:
+        return list(await asyncio.gather(*(watch(v) for v in (counted, counted, None, counted))))
+
+    at_v1, again, at_v2, more = asyncio.run(watches())
+    assert at_v1 == again == more
+    assert json.loads(at_v1[0])["object"]["apiVersion"] == "autoscaling/v1"
+    assert json.loads(at_v2[0])["object"]["apiVersion"] == "autoscaling/v2"
+    assert converted == [stored]
 
 
 def test_a_watch_ending_in_a_failure_keeps_its_events_and_ends_with_an_error() -> None:

@@ -1,8 +1,9 @@
 """A watch as an HTTP stream: one JSON `{"type": ..., "object": ...}` per line, each object
 in the representation the client negotiated (a one-row Table for `kubectl get -w`).
 
-A change reaches every watch of its kind, so the line of an event whose object goes out as
-stored is encoded once and shared by all of them; events already at hand go out as one chunk.
+A change reaches every watch of its kind, so the line of an event sent as JSON is made once
+(the object at the version served, then encoded) and shared by every watch of that kind and
+version; events already at hand go out as one chunk.
 """
 
 from __future__ import annotations
@@ -31,22 +32,28 @@ entry also keeps its object alive)."""
 
 
 class SharedLines:
-    """Encoded event lines by (type, object identity). Each entry holds its object, so the
-    identity cannot be reused while the entry lives; stored objects are read-only, so a line
-    stays true to its object."""
+    """Encoded event lines by (type, object identity, the kind and version served). Each entry
+    holds its object, kind and version, so no identity can be reused while the entry lives;
+    stored objects are read-only, so a line stays true to its object. Only for JSON, where
+    what goes out depends on nothing else (a Table's rows depend on the time)."""
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._lines: dict[tuple[str, int], tuple[Object, bytes]] = {}
+        self._lines: dict[tuple[str, int, int, int], tuple[Object, Encoder, bytes]] = {}
 
-    def line(self, event_type: str, obj: Object) -> bytes:
-        key = (event_type, id(obj))
+    def line(self, event_type: str, obj: Object, encoder: Encoder) -> bytes:
+        key = (event_type, id(obj), id(encoder.kind), id(encoder.conversion))
         entry = self._lines.get(key)
-        if entry is not None and entry[0] is obj:
-            return entry[1]
-        line = _line(event_type, obj)
+        if (
+            entry is not None
+            and entry[0] is obj
+            and entry[1].kind is encoder.kind
+            and entry[1].conversion is encoder.conversion
+        ):
+            return entry[2]
+        line = _line(event_type, encoder.convert_object(obj))
         lines = self._lines
-        lines[key] = (obj, line)
+        lines[key] = (obj, encoder, line)
         if len(lines) > self._size:
             del lines[next(iter(lines))]
         return line
@@ -62,7 +69,8 @@ async def watch_stream(
     it with an ERROR event carrying the Status, as kube-apiserver reports errors inside a
     watch. `bookmarks_for`: the watch asked for bookmarks and lasts this many seconds."""
     first = True
-    partial = encoder.negotiated.output is Output.PARTIAL
+    output = encoder.negotiated.output
+    partial, shared = output is Output.PARTIAL, output is Output.JSON
     chunk: list[bytes] = []
     source = batches(events)
     if bookmarks_for is not None and isinstance(events, WatchEvents):
@@ -73,12 +81,11 @@ async def watch_stream(
                 event_type = event["type"]
                 obj = event["object"]
                 if event_type in OBJECT_EVENTS:
-                    converted = encoder.convert_object(obj, no_headers=not first)
-                    first = False
-                    if converted is obj:
-                        chunk.append(_shared.line(event_type, obj))
+                    if shared:
+                        chunk.append(_shared.line(event_type, obj, encoder))
                         continue
-                    obj = converted
+                    obj = encoder.convert_object(obj, no_headers=not first)
+                    first = False
                 elif partial and event_type == "BOOKMARK":
                     obj = encoder.convert_object(obj)
                 chunk.append(_line(event_type, obj))

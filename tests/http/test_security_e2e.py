@@ -139,6 +139,32 @@ def test_impersonation_needs_the_impersonate_verb(secure: Cluster) -> None:
     assert "bob" in secure.ok("auth", "whoami", "--as", "bob")
 
 
+def test_the_docs_token_users_beside_the_admins_certificate(secure: Cluster) -> None:
+    """docs/security.md's flow: `--token` with the admin's kubeconfig is still
+    kubernetes-admin (kube-apiserver tries client certificates before bearer tokens); a
+    kubeconfig user that holds only the token is the token's user."""
+    config = secure.workdir / "kubeconfig-docs"
+    config.write_text(secure.kubeconfig.read_text())
+
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [KUBECTL, "--kubeconfig", str(config), "--request-timeout=20s", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=secure.workdir,
+        )
+
+    assert "kubernetes-admin" in kubectl("--token=tok-alice", "auth", "whoami").stdout
+    assert kubectl("config", "set-credentials", "alice", "--token=tok-alice").returncode == 0
+    assert "alice" in kubectl("--user=alice", "auth", "whoami").stdout
+    denied = kubectl("--user=alice", "get", "pods", "-n", "kube-node-lease")
+    assert denied.stderr.strip() == (
+        'Error from server (Forbidden): pods is forbidden: User "alice" cannot list resource '
+        '"pods" in API group "" in the namespace "kube-node-lease"'
+    )
+
+
 def test_roles_and_bindings_through_kubectl_with_the_escalation_check(secure: Cluster) -> None:
     secure.ok("create", "role", "pod-reader", "--verb=get,list", "--resource=pods", "-n", "default")
     secure.ok("create", "clusterrole", "node-reader", "--verb=get", "--resource=nodes")

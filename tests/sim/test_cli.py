@@ -202,3 +202,18 @@ def test_an_out_that_cannot_be_written_is_one_line_before_the_run(tmp_path: Path
         "pinnace simulate: cannot write the report to taken/report/: taken/report: Not a "
         "directory\n"
     )
+
+
+def test_a_components_warning_is_a_line_of_its_own_at_its_simulated_time(tmp_path: Path) -> None:
+    """The node lifecycle controller's warning when every node is lost, once above the
+    progress bar and once with --json: never in the middle of the bar, and dated in simulated
+    time (the node fails at 1m; 50 s of grace, noticed at the 5 s monitor period)."""
+    lost = SCENARIO.replace("count: 2", "count: 1").replace(
+        "cordon: {node: general-1}", "failNode: {node: general-1}"
+    )
+    (tmp_path / "lost.yaml").write_text(lost.replace("at: 2m", "at: 1m"))
+    warning = "WARNING every node is not ready: entering master disruption mode"
+    for flags in ((), ("--json", "--out", "json")):
+        code, out, err = run(tmp_path, "lost.yaml", *flags)
+        assert code == 0, err
+        assert f"1m50s {warning}" in err.replace("\r", "\n").splitlines(), err

@@ -87,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
             _run(sim, until, progress=not args.json)
             report = sim.finish()
     except ActionError as e:
-        print(f"pinnace simulate: {args.scenario}: {e}", file=sys.stderr)
+        line = scenario.line(e.field)
+        where = args.scenario if line is None else f"{args.scenario}:{line}"
+        print(f"pinnace simulate: {where}: {e}", file=sys.stderr)
         return 1
     try:
         report.write(out)

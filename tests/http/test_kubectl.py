@@ -328,6 +328,18 @@ def test_explain_reads_the_openapi_documents(cluster: Cluster) -> None:
     assert "   rollingUpdate\t<Object>" in legacy
 
 
+def test_explain_reads_the_vertical_pod_autoscalers_schema(cluster: Cluster) -> None:
+    """As on a cluster with the VPA's CRD installed: its structural schema is published."""
+    explained = cluster.ok("explain", "vpa.spec")
+    assert "KIND:       VerticalPodAutoscaler" in explained
+    assert "targetRef\t<Object> -required-" in explained
+    mode = cluster.ok("explain", "vpa.spec.updatePolicy.updateMode")
+    assert "FIELD: updateMode <string>" in mode
+    assert "ENUM:\n    Off\n    Initial\n    Recreate\n    InPlaceOrRecreate\n    Auto" in mode
+    legacy = cluster.ok("explain", "--output=plaintext-openapiv2", "vpa.spec.resourcePolicy")
+    assert "   containerPolicies\t<[]Object>" in legacy
+
+
 def test_typed_client_creates_sent_as_protobuf(cluster: Cluster) -> None:
     created = cluster.ok("create", "deployment", "proto", "--image=nginx:1.27", "--replicas=0")
     assert created.strip() == "deployment.apps/proto created"

@@ -106,6 +106,42 @@ def test_a_token_user_is_forbidden_until_a_rolebinding_lets_it(secure: Cluster) 
     )
 
 
+def test_view_lets_kubectl_top_read_the_metrics_api_as_metrics_servers_role_does(
+    secure: Cluster,
+) -> None:
+    """metrics-server's components.yaml makes system:aggregated-metrics-reader, which joins
+    view, edit and admin; Pinnace serves metrics.k8s.io in its place, so it makes the role."""
+    role = json.loads(
+        secure.ok("get", "clusterrole", "system:aggregated-metrics-reader", "-o", "json")
+    )
+    assert role["rules"] == [
+        {
+            "apiGroups": ["metrics.k8s.io"],
+            "resources": ["pods", "nodes"],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+    secure.ok("create", "namespace", "metrics-view")
+    secure.ok(
+        "create",
+        "rolebinding",
+        "bob-view",
+        "--clusterrole=view",
+        "--user=bob",
+        "-n",
+        "metrics-view",
+    )
+    can_i = ("auth", "can-i", "list", "pods.metrics.k8s.io", "-n", "metrics-view")
+    assert eventually(lambda: as_token(secure, "tok-bob", *can_i).stdout == "yes\n")
+    top = as_token(secure, "tok-bob", "top", "pods", "-n", "metrics-view")
+    assert "forbidden" not in top.stderr, top.stderr
+    nodes = as_token(secure, "tok-bob", "top", "nodes")
+    assert nodes.stderr.strip() == (
+        'Error from server (Forbidden): nodes.metrics.k8s.io is forbidden: User "bob" cannot '
+        'list resource "nodes" in API group "metrics.k8s.io" at the cluster scope'
+    )
+
+
 def test_can_i_answers_for_groups_and_lists_the_rules(secure: Cluster) -> None:
     secure.ok("create", "clusterrolebinding", "devs-edit", "--clusterrole=edit", "--group=devs")
     assert (
@@ -137,6 +173,32 @@ def test_impersonation_needs_the_impersonate_verb(secure: Cluster) -> None:
         'impersonate resource "users" in API group "" at the cluster scope'
     )
     assert "bob" in secure.ok("auth", "whoami", "--as", "bob")
+
+
+def test_the_docs_token_users_beside_the_admins_certificate(secure: Cluster) -> None:
+    """docs/security.md's flow: `--token` with the admin's kubeconfig is still
+    kubernetes-admin (kube-apiserver tries client certificates before bearer tokens); a
+    kubeconfig user that holds only the token is the token's user."""
+    config = secure.workdir / "kubeconfig-docs"
+    config.write_text(secure.kubeconfig.read_text())
+
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [KUBECTL, "--kubeconfig", str(config), "--request-timeout=20s", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=secure.workdir,
+        )
+
+    assert "kubernetes-admin" in kubectl("--token=tok-alice", "auth", "whoami").stdout
+    assert kubectl("config", "set-credentials", "alice", "--token=tok-alice").returncode == 0
+    assert "alice" in kubectl("--user=alice", "auth", "whoami").stdout
+    denied = kubectl("--user=alice", "get", "pods", "-n", "kube-node-lease")
+    assert denied.stderr.strip() == (
+        'Error from server (Forbidden): pods is forbidden: User "alice" cannot list resource '
+        '"pods" in API group "" in the namespace "kube-node-lease"'
+    )
 
 
 def test_roles_and_bindings_through_kubectl_with_the_escalation_check(secure: Cluster) -> None:

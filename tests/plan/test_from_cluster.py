@@ -56,3 +56,18 @@ def test_fit_and_headroom_from_the_cluster(
     assert main(["plan", "headroom", *source]) == 0
     (shape,) = json.loads(capsys.readouterr().out)["shapes"]
     assert (shape["shape"], shape["copies"]) == ("Deployment default/web", 2)
+
+
+def test_nodes_without_a_pool_label_count_in_the_cluster_only(
+    cluster: Cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pinnace up --nodes 3` labels no pool: no pool column or scope named "" or "-"."""
+    source = ["--from-cluster", "--kubeconfig", str(cluster.kubeconfig)]
+    assert main(["plan", "headroom", "--shape", "cpu=1", *source, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert [(s["copies"], s["byPool"]) for s in plan["shapes"]] == [(5, {})]
+    assert [s["scope"] for s in plan["fragmentation"]["scopes"]] == ["cluster"]
+    assert main(["plan", "headroom", "--shape", "cpu=1", *source]) == 0
+    text = capsys.readouterr().out
+    assert "POOL" not in text.split("Nodes\n")[0]
+    assert "pool:" not in text

@@ -179,7 +179,7 @@ def test_a_step_the_api_server_refuses_stops_the_run_in_one_line(tmp_path: Path)
     assert (code, out) == (1, "")
     assert (
         err
-        == 'pinnace simulate: s.yaml: spec.timeline[1].scale: deployments.apps "api" not found\n'
+        == 'pinnace simulate: s.yaml:28: spec.timeline[1].scale: deployments.apps "api" not found\n'
     )
 
 
@@ -188,8 +188,20 @@ def test_an_object_the_api_server_refuses_stops_the_run_in_one_line(tmp_path: Pa
     code, out, err = run(tmp_path, "s.yaml", "--json")
     assert (code, out) == (1, "")
     assert err == (
-        'pinnace simulate: s.yaml: spec.objects: Deployment.apps "web" is invalid: '
+        'pinnace simulate: s.yaml:13: spec.objects[0]: Deployment.apps "web" is invalid: '
         "spec.replicas: Invalid value: -3: must be greater than or equal to 0\n"
+    )
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: bare}\nspec: {containers: []}\n"
+    )
+    more = SCENARIO.replace("  objects:\n", "  objects:\n  - path: more/\n")
+    (tmp_path / "m.yaml").write_text(more)
+    code, out, err = run(tmp_path, "m.yaml", "--json")
+    assert (code, out) == (1, "")
+    assert err == (
+        'pinnace simulate: m.yaml:13: spec.objects[0].path: Pod "bare" is invalid: '
+        "spec.containers: Required value\n"
     )
 
 
@@ -202,3 +214,18 @@ def test_an_out_that_cannot_be_written_is_one_line_before_the_run(tmp_path: Path
         "pinnace simulate: cannot write the report to taken/report/: taken/report: Not a "
         "directory\n"
     )
+
+
+def test_a_components_warning_is_a_line_of_its_own_at_its_simulated_time(tmp_path: Path) -> None:
+    """The node lifecycle controller's warning when every node is lost, once above the
+    progress bar and once with --json: never in the middle of the bar, and dated in simulated
+    time (the node fails at 1m; 50 s of grace, noticed at the 5 s monitor period)."""
+    lost = SCENARIO.replace("count: 2", "count: 1").replace(
+        "cordon: {node: general-1}", "failNode: {node: general-1}"
+    )
+    (tmp_path / "lost.yaml").write_text(lost.replace("at: 2m", "at: 1m"))
+    warning = "WARNING every node is not ready: entering master disruption mode"
+    for flags in ((), ("--json", "--out", "json")):
+        code, _, err = run(tmp_path, "lost.yaml", *flags)
+        assert code == 0, err
+        assert f"1m50s {warning}" in err.replace("\r", "\n").splitlines(), err

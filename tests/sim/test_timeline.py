@@ -525,9 +525,10 @@ def test_an_object_the_api_server_refuses_fails_the_start_and_leaves_nothing_run
     with pytest.raises(ActionError) as failed:
         Simulation(scenario(objects=[bad]))
     assert str(failed.value) == (
-        'spec.objects: Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: '
+        'spec.objects[0]: Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: '
         "must be greater than or equal to 0"
     )
+    assert failed.value.field == "spec.objects[0]"
     del failed  # its traceback holds the simulation
     gc.collect()  # a task left pending would say "Task was destroyed but it is pending!"
     assert not [r.getMessage() for r in caplog.records if r.name == "asyncio"]

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tqdm import tqdm
@@ -20,7 +23,7 @@ from pinnace.cli.arguments import positive_duration, whole
 from pinnace.sim.actions import ActionError
 from pinnace.sim.scenario import ScenarioError, load_scenario
 from pinnace.sim.simulation import Simulation
-from pinnace.sim.summary import render_text
+from pinnace.sim.summary import duration, render_text
 
 EVENT_LOG = "events.jsonl"
 PROGRESS_STEPS = 200
@@ -84,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
             _run(sim, until, progress=not args.json)
             report = sim.finish()
     except ActionError as e:
-        print(f"pinnace simulate: {args.scenario}: {e}", file=sys.stderr)
+        line = scenario.line(e.field)
+        where = args.scenario if line is None else f"{args.scenario}:{line}"
+        print(f"pinnace simulate: {where}: {e}", file=sys.stderr)
         return 1
     try:
         report.write(out)
@@ -108,16 +113,43 @@ def _cannot_write(out: Path, error: OSError) -> int:
 
 
 def _run(sim: Simulation, until: float, progress: bool) -> None:
-    if not progress:
-        sim.advance(until)
-        return
-    with tqdm(
-        total=round(until), unit="s", desc="simulated", file=sys.stderr, dynamic_ncols=True
-    ) as bar:
-        for i in range(1, PROGRESS_STEPS + 1):
-            sim.advance(until * i / PROGRESS_STEPS)
-            bar.update(round(sim.elapsed) - bar.n)
-            bar.set_postfix_str(_postfix(sim), refresh=False)
+    with _logged_at_simulated_times(sim):
+        if not progress:
+            sim.advance(until)
+            return
+        with tqdm(
+            total=round(until), unit="s", desc="simulated", file=sys.stderr, dynamic_ncols=True
+        ) as bar:
+            for i in range(1, PROGRESS_STEPS + 1):
+                sim.advance(until * i / PROGRESS_STEPS)
+                bar.update(round(sim.elapsed) - bar.n)
+                bar.set_postfix_str(_postfix(sim), refresh=False)
+
+
+class _AtSimulatedTime(logging.Handler):
+    """Writes the components' log records (a controller's warning) on lines of their own,
+    above the progress bar if there is one, each with the simulated time it was logged at."""
+
+    def __init__(self, sim: Simulation) -> None:
+        super().__init__(logging.WARNING)
+        self._sim = sim
+
+    def emit(self, record: logging.LogRecord) -> None:
+        at = duration(self._sim.elapsed)
+        tqdm.write(f"{at} {record.levelname} {record.getMessage()}", file=sys.stderr)
+
+
+@contextmanager
+def _logged_at_simulated_times(sim: Simulation) -> Iterator[None]:
+    """Without a handler, Python's last resort would print a bare record in the middle of the
+    bar."""
+    root = logging.getLogger()
+    handler = _AtSimulatedTime(sim)
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
 
 
 def _postfix(sim: Simulation) -> str:

@@ -96,7 +96,10 @@ def report(table: NodeTable, shapes: Sequence[Shape]) -> dict[str, Any]:
     ).reshape(len(shapes), len(resources))
     pools = [pool_of(n) for n in table.nodes]
     scopes = [(CLUSTER, np.ones(len(pools), bool))]
-    scopes += [(f"pool:{p}", np.array([q == p for q in pools], bool)) for p in sorted(set(pools))]
+    # A node without a pool label counts in the cluster's scope only, as in the simulation's.
+    scopes += [
+        (f"pool:{p}", np.array([q == p for q in pools], bool)) for p in sorted(set(pools) - {""})
+    ]
     return {
         "resources": resources,
         "shapes": [

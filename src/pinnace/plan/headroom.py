@@ -269,7 +269,8 @@ def _row(name: str, pod: Object, count: Count, pools: list[str]) -> dict[str, An
     requests = PodInfo.from_pod(pod).requests
     by_pool: dict[str, int] = {}
     for pool, copies in zip(pools, count.per_node.tolist(), strict=True):
-        by_pool[pool] = by_pool.get(pool, 0) + copies
+        if pool:  # a node without a pool label counts in `copies` only
+            by_pool[pool] = by_pool.get(pool, 0) + copies
     return {
         "shape": name,
         "requests": {r: quantity(r, v) for r, v in requests.items()},
@@ -311,7 +312,7 @@ def _tables(doc: Mapping[str, Any]) -> list[Table]:
                 s["stoppedBy"],
             ]
         )
-    head = ["SHAPE", "REQUESTS", "COPIES", *(f"POOL {p or '-'}" for p in pools), "NEXT ONE"]
+    head = ["SHAPE", "REQUESTS", "COPIES", *(f"POOL {p}" for p in pools), "NEXT ONE"]
     return [
         Table("Headroom", head, rows),
         report.fragmentation_table(doc),
@@ -325,8 +326,11 @@ def _figure(doc: Mapping[str, Any]) -> go.Figure:
     shapes = [s["shape"] for s in doc["shapes"]]
     for pool in pools:
         figure.add_trace(
-            go.Bar(x=shapes, y=[s["byPool"].get(pool, 0) for s in doc["shapes"]], name=pool or "-")
+            go.Bar(x=shapes, y=[s["byPool"].get(pool, 0) for s in doc["shapes"]], name=pool)
         )
+    unpooled = [s["copies"] - sum(s["byPool"].values()) for s in doc["shapes"]]
+    if any(unpooled):
+        figure.add_trace(go.Bar(x=shapes, y=unpooled, name="no pool"))
     figure.update_layout(
         title="More copies that fit, per shape and pool",
         yaxis_title="copies",

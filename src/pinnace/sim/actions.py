@@ -55,7 +55,12 @@ _PATCH_TYPES = {
 
 
 class ActionError(Exception):
-    """A step could not be taken (an unknown kind, node or zone); the message says why."""
+    """A step could not be taken (an unknown kind, node or zone); the message says why, and
+    `field`, when known, is the scenario's field at fault (`spec.timeline[3].scale`)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class Actions:

@@ -276,6 +276,19 @@ class Scenario:
     traces: list[Trace] = field(default_factory=list)
     """The trace workloads (docs/simulation.md, "Trace replay")."""
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
+    object_fields: list[str] = field(default_factory=list, compare=False, repr=False)
+    """The field each of `objects` comes from: `spec.objects[2]`, or `spec.objects[0].path` for
+    the objects of a file it names."""
+    document: Document | None = field(default=None, compare=False, repr=False)
+    """The YAML document it was read from, which knows each field's line; None for a mapping."""
+
+    def object_field(self, index: int) -> str:
+        """The field `objects[index]` comes from (`spec.objects` when nobody said)."""
+        return self.object_fields[index] if index < len(self.object_fields) else "spec.objects"
+
+    def line(self, field_path: str) -> int | None:
+        """The line of the field (or of the nearest one above it) in the scenario's file."""
+        return self.document.line(field_path) if self.document and field_path else None
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -305,7 +318,7 @@ def parse_scenario(
             raise ScenarioError(str(e)) from None
         data = document.value
     try:
-        return _Reader(source, os.fspath(base)).scenario(data)
+        return replace(_Reader(source, os.fspath(base)).scenario(data), document=document)
     except ScenarioError as e:
         where = f"{source}:{document.line(e.field)}" if document else source
         raise ScenarioError(f"{where}: {e}", e.field) from None
@@ -349,7 +362,7 @@ class _Reader:
             _fail(fields.invalid(path.child("seed"), seed, "must be a whole number, at least 0"))
         until = spec.get("until")
         cluster = self.cluster(spec.get("cluster"), path.child("cluster"))
-        objects = self.objects(spec.get("objects"), path.child("objects"))
+        objects = self.located_objects(spec.get("objects"), path.child("objects"))
         # Before the timeline, which may name the nodes a trace brings.
         generators, traces = self.workloads(spec.get("workloads"), path.child("workloads"))
         cluster = replace(cluster, nodes=[*cluster.nodes, *self.trace_nodes(traces, cluster)])
@@ -360,7 +373,8 @@ class _Reader:
             seed=seed,
             until=None if until is None else _time(until, path.child("until"), positive=True),
             cluster=cluster,
-            objects=objects,
+            objects=[obj for obj, _ in objects],
+            object_fields=[at for _, at in objects],
             timeline=timeline,
             workloads=generators,
             traces=traces,
@@ -447,14 +461,19 @@ class _Reader:
 
     def objects(self, raw: Any, path: Path) -> list[Object]:
         """Manifests inline or `{path: file or directory}`."""
-        objects: list[Object] = []
+        return [obj for obj, _ in self.located_objects(raw, path)]
+
+    def located_objects(self, raw: Any, path: Path) -> list[tuple[Object, str]]:
+        """The manifests, each with the field it comes from."""
+        located: list[tuple[Object, str]] = []
         for item, at in _items(raw, path):
-            objects += self.manifests(item, at)
-        for obj in objects:
+            where = at.child("path") if isinstance(item, dict) and "path" in item else at
+            located += [(obj, str(where)) for obj in self.manifests(item, at)]
+        for obj, _ in located:
             if obj["kind"] == "Node" and obj.get("apiVersion") == "v1":
                 metadata = obj.get("metadata") or {}
                 self.note_node(str(metadata.get("name")), metadata.get("labels") or {})
-        return objects
+        return located
 
     def manifests(self, raw: Any, path: Path) -> list[Object]:
         if not isinstance(raw, dict):

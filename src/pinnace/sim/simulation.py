@@ -202,10 +202,12 @@ class Simulation:
     async def _start(self) -> None:
         await self.plane.start()
         await self.observer.start()
-        try:
-            await self.actions.apply(self.scenario.objects)
-        except (ActionError, StatusError) as e:
-            raise ActionError(f"spec.objects: {e}") from e
+        for index, obj in enumerate(self.scenario.objects):
+            try:
+                await self.actions.apply([obj])
+            except (ActionError, StatusError) as e:
+                where = self.scenario.object_field(index)
+                raise ActionError(f"{where}: {e}", where) from e
         for i, step in enumerate(self.scenario.timeline):
             self._follow(step, f"spec.timeline[{i}]")
         for arrivals in self.scenario.workloads:
@@ -235,12 +237,13 @@ class Simulation:
                 await asyncio.sleep(max(0.0, self.started_at + step.at - self.clock.now()))
             else:
                 await until_settled(self.clock, lambda: self.event_log.workload_changes)
+            action = f"{where}.{_action_name(step)}"
             try:
                 goes_on = await self.actions.take(step.action)
             except (ActionError, StatusError) as e:
-                raise ActionError(f"{where}.{_action_name(step)}: {e}") from e
+                raise ActionError(f"{action}: {e}", _field(action)) from e
             if goes_on is not None:
-                watched = _named_failure(goes_on, f"{where}.{_action_name(step)}")
+                watched = _named_failure(goes_on, action)
                 self._tasks.append(self.loop.create_task(watched))
 
     async def _stop(self) -> None:
@@ -293,7 +296,12 @@ async def _named_failure(task: asyncio.Task[None], where: str) -> None:
     try:
         await task
     except ActionError as e:
-        raise ActionError(f"{where}: {e}") from e
+        raise ActionError(f"{where}: {e}", _field(where)) from e
+
+
+def _field(where: str) -> str:
+    """The scenario field a step's name is (an injected step is none)."""
+    return where if where.startswith("spec.") else ""
 
 
 @contextmanager

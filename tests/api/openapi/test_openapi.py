@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 
 from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_index
-from pinnace.api.openapi.documents import build_v3, build_v3_index, documented_kinds
+from pinnace.api.openapi.documents import (
+    build_v3,
+    build_v3_index,
+    documented_as_custom,
+    documented_kinds,
+)
 
 V3 = "#/components/schemas/"
 POD = "io.k8s.api.core.v1.Pod"
@@ -21,7 +26,8 @@ DEPLOYMENT = "io.k8s.api.apps.v1.Deployment"
 
 def _group_version_paths() -> set[str]:
     return {
-        f"apis/{k.group}/{k.version}" if k.group else f"api/{k.version}" for k in documented_kinds()
+        f"apis/{k.group}/{k.version}" if k.group else f"api/{k.version}"
+        for k in (*documented_kinds(), *documented_as_custom())
     }
 
 

@@ -122,18 +122,18 @@ V1VerticalPodAutoscalerCondition = _model(
 
 KIND = "VerticalPodAutoscaler"
 API_VERSION = "autoscaling.k8s.io/v1"
-_T = "autoscaling.k8s.io.v1."
-PATCH_ROOT = _T + "VerticalPodAutoscaler"
+TYPE_PREFIX = "autoscaling.k8s.io.v1."
+PATCH_ROOT = TYPE_PREFIX + "VerticalPodAutoscaler"
 _MAP = ("{", "", "", "", ())
 _ATOMIC_STRINGS = ("[", "", "", "atomic", ())
 
 
 def _atomic_list(type_name: str) -> tuple[str, str, str, str, tuple[str, ...]]:
-    return ("[" + _T + type_name, "", "", "atomic", ())
+    return ("[" + TYPE_PREFIX + type_name, "", "", "atomic", ())
 
 
 def _struct(type_name: str) -> tuple[str, str, str, str, tuple[str, ...]]:
-    return (_T + type_name, "", "", "", ())
+    return (TYPE_PREFIX + type_name, "", "", "", ())
 
 
 PATCH_TYPES: dict[str, tuple[str, dict[str, tuple[str, str, str, str, tuple[str, ...]]], str]] = {
@@ -146,7 +146,7 @@ PATCH_TYPES: dict[str, tuple[str, dict[str, tuple[str, str, str, str, tuple[str,
         },
         "spec",
     ),
-    _T + "VerticalPodAutoscalerSpec": (
+    TYPE_PREFIX + "VerticalPodAutoscalerSpec": (
         "",
         {
             "targetRef": _struct("CrossVersionObjectReference"),
@@ -156,29 +156,29 @@ PATCH_TYPES: dict[str, tuple[str, dict[str, tuple[str, str, str, str, tuple[str,
         },
         "targetRef",
     ),
-    _T + "CrossVersionObjectReference": ("apiVersion kind name", {}, "kind name"),
-    _T + "VerticalPodAutoscalerRecommenderSelector": ("name", {}, "name"),
-    _T + "PodUpdatePolicy": (
+    TYPE_PREFIX + "CrossVersionObjectReference": ("apiVersion kind name", {}, "kind name"),
+    TYPE_PREFIX + "VerticalPodAutoscalerRecommenderSelector": ("name", {}, "name"),
+    TYPE_PREFIX + "PodUpdatePolicy": (
         "updateMode minReplicas",
         {"evictionRequirements": _atomic_list("EvictionRequirement")},
         "",
     ),
-    _T + "EvictionRequirement": (
+    TYPE_PREFIX + "EvictionRequirement": (
         "changeRequirement",
         {"resources": _ATOMIC_STRINGS},
         "changeRequirement resources",
     ),
-    _T + "PodResourcePolicy": (
+    TYPE_PREFIX + "PodResourcePolicy": (
         "",
         {"containerPolicies": _atomic_list("ContainerResourcePolicy")},
         "",
     ),
-    _T + "ContainerResourcePolicy": (
+    TYPE_PREFIX + "ContainerResourcePolicy": (
         "containerName mode controlledValues",
         {"minAllowed": _MAP, "maxAllowed": _MAP, "controlledResources": _ATOMIC_STRINGS},
         "",
     ),
-    _T + "VerticalPodAutoscalerStatus": (
+    TYPE_PREFIX + "VerticalPodAutoscalerStatus": (
         "",
         {
             "recommendation": _struct("RecommendedPodResources"),
@@ -186,17 +186,17 @@ PATCH_TYPES: dict[str, tuple[str, dict[str, tuple[str, str, str, str, tuple[str,
         },
         "",
     ),
-    _T + "RecommendedPodResources": (
+    TYPE_PREFIX + "RecommendedPodResources": (
         "",
         {"containerRecommendations": _atomic_list("RecommendedContainerResources")},
         "",
     ),
-    _T + "RecommendedContainerResources": (
+    TYPE_PREFIX + "RecommendedContainerResources": (
         "containerName",
         {"target": _MAP, "lowerBound": _MAP, "upperBound": _MAP, "uncappedTarget": _MAP},
         "target",
     ),
-    _T + "VerticalPodAutoscalerCondition": (
+    TYPE_PREFIX + "VerticalPodAutoscalerCondition": (
         "type status lastTransitionTime reason message",
         {},
         "status type",

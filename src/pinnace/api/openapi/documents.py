@@ -12,10 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from pinnace.api import catalog, versions
+from pinnace.api.autoscaling import vpa_schema
+from pinnace.api.autoscaling.vpa import VERTICAL_POD_AUTOSCALER
 from pinnace.api.discovery import GIT_VERSION
 from pinnace.api.kind import Kind
 from pinnace.api.openapi import custom, definitions, operations
@@ -32,10 +35,16 @@ def group_version_path(group: str, version: str) -> str:
 
 def documented_kinds() -> tuple[Kind, ...]:
     """The kinds the documents describe, at every version served: those of the Kubernetes
-    API, whose types the generated strategies table holds (not autoscaling.k8s.io, which
-    Pinnace serves without publishing its schema)."""
+    API, whose types the generated strategies table holds (not autoscaling.k8s.io: see
+    `documented_as_custom`)."""
     served = (*catalog.kinds(), *versions.other_versions())
     return tuple(k for k in served if (k.api_version, k.kind) in strategies.ROOTS)
+
+
+def documented_as_custom() -> tuple[Kind, ...]:
+    """The built-in kinds documented as the custom resources they are elsewhere, by their
+    CRD's structural schema: the VerticalPodAutoscaler."""
+    return (replace(VERTICAL_POD_AUTOSCALER, openapi_schema=vpa_schema.SCHEMA),)
 
 
 def content_hash(document: dict[str, Any]) -> str:
@@ -121,7 +130,7 @@ def _custom_root(kind: Kind) -> str:
 
 @cache
 def _v3_documents() -> dict[str, dict[str, Any]]:
-    return build_v3(documented_kinds())
+    return build_v3(documented_kinds(), documented_as_custom())
 
 
 @cache
@@ -144,7 +153,7 @@ def openapi_v3_hash(path: str) -> str:
 @cache
 def openapi_v2() -> dict[str, Any]:
     """/openapi/v2: one Swagger 2.0 document for every served kind."""
-    return build_v2(documented_kinds())
+    return build_v2(documented_kinds(), documented_as_custom())
 
 
 class PublishedDocuments:

@@ -11,7 +11,8 @@ system:aggregate-to-admin/edit/view and any role labelled to join them.
 
 kube-controller-manager's per-controller roles (`controller_policy`) are made too, though
 Pinnace's controllers run in process, trusted; and kube-system's and kube-public's roles and
-bindings.
+bindings. So is metrics-server's system:aggregated-metrics-reader, since the API server serves
+metrics.k8s.io in metrics-server's place.
 """
 
 from __future__ import annotations
@@ -437,7 +438,19 @@ def cluster_roles() -> list[Object]:
         ),
         _role("system:kube-scheduler", _KUBE_SCHEDULER),
         *(_role(f"{CONTROLLER_PREFIX}{name}", rules) for name, rules in CONTROLLER_ROLES.items()),
+        _aggregated_metrics_reader(),
     ]
+
+
+def _aggregated_metrics_reader() -> Object:
+    """metrics-server's role (its components.yaml), which lets view, edit and admin read the
+    metrics API that Pinnace's API server serves in metrics-server's place (`kubectl top`)."""
+    labels = {"k8s-app": "metrics-server"}
+    labels |= {f"{AGGREGATE_TO}{role}": "true" for role in ("admin", "edit", "view")}
+    return {
+        "metadata": {"name": "system:aggregated-metrics-reader", "labels": labels},
+        "rules": [rule(READ, ["metrics.k8s.io"], ["pods", "nodes"])],
+    }
 
 
 def _binding(role: str, subjects: list[tuple[str, str]], name: str = "") -> Object:
@@ -622,10 +635,13 @@ def _reconciled(existing: Object, wanted: Object) -> Object | None:
         return None
     new = {**existing, "metadata": dict(m)}
     for key in ("labels", "annotations"):
-        new["metadata"][key] = {
-            **(m.get(key) or {}),
-            **{k: v for k, v in wanted["metadata"][key].items() if k not in (m.get(key) or {})},
+        have = m.get(key) or {}
+        merged = {
+            **have,
+            **{k: v for k, v in wanted["metadata"].get(key, {}).items() if k not in have},
         }
+        if merged:
+            new["metadata"][key] = merged
     for field_name in ("rules", "subjects"):
         have = list(existing.get(field_name) or [])
         have += [item for item in wanted.get(field_name) or () if item not in have]

@@ -9,6 +9,7 @@ from pinnace.api import catalog
 # resource, group, version, kind, namespaced, short names, in "all", subresources
 DISCOVERY = [
     ("bindings", "", "v1", "Binding", True, (), False, ()),
+    ("componentstatuses", "", "v1", "ComponentStatus", False, ("cs",), False, ()),
     ("configmaps", "", "v1", "ConfigMap", True, ("cm",), False, ()),
     ("endpoints", "", "v1", "Endpoints", True, ("ep",), False, ()),
     ("events", "", "v1", "Event", True, ("ev",), False, ()),

@@ -149,6 +149,10 @@ def test_a_job_past_its_active_deadline_fails_and_its_pods_are_deleted(cluster: 
     create(cluster, job(command="sleep 3600", parallelism=2, activeDeadlineSeconds=20))
     cluster.settle(10)
     assert cluster.get(JOBS, "pi")["status"]["active"] == 2
+    # Deleted at 20 s, the pods' sleep ignores SIGTERM: they are gone when their 30 s grace
+    # period ends, and the Job fails then.
+    cluster.settle(30)
+    assert conditions(cluster.get(JOBS, "pi")) == [("FailureTarget", "True", "DeadlineExceeded")]
     cluster.settle(30)
     failed = cluster.get(JOBS, "pi")
     assert conditions(failed) == [
@@ -267,7 +271,7 @@ def test_a_deleted_pod_counts_as_failed_and_is_replaced(cluster: Workloads):
     cluster.settle(3)
     [first] = job_pods(cluster)
     cluster.run(cluster.client.delete(PODS, "default", first["metadata"]["name"]))
-    cluster.settle(20)
+    cluster.settle(35)  # its sleep ignores SIGTERM: gone when its 30 s grace period ends
     status = cluster.get(JOBS, "pi")["status"]
     assert status["failed"] == 1 and status["active"] == 1
     names = [p["metadata"]["name"] for p in job_pods(cluster)]

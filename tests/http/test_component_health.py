@@ -5,6 +5,7 @@ unauthenticated caller: what --authorization-always-allow-paths allows, 403 for 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import ssl
@@ -14,6 +15,9 @@ from pathlib import Path
 
 from tests.http.conftest import Process, launch, stop
 from tests.support import eventually
+
+from pinnace.api.core.componentstatus import ComponentHealth
+from pinnace.apiserver.component_checks import probe_healthz
 
 UNVERIFIED = ssl._create_unverified_context()
 KUBECONFIG = """
@@ -112,6 +116,9 @@ def test_a_scheduler_and_a_controller_manager_serve_their_health_checks(
 
         eventually(lambda: serving(manager_port, "/healthz"), timeout=60)
         assert get(manager_port, "/healthz?verbose")[2] == "[+]ping ok\nhealthz check passed\n"
+        # What kube-apiserver's ComponentStatus check of a component it does not run reads.
+        probed = asyncio.run(probe_healthz("controller-manager", manager_port))
+        assert probed == ComponentHealth("controller-manager", "True", "ok")
         # kube-controller-manager's only path open to anyone is /healthz.
         for path in ("/healthz/ping", "/readyz", "/metrics", "/configz"):
             assert forbidden(manager_port, path) == f"cannot get path {json.dumps(path)}"

@@ -79,7 +79,8 @@ def test_an_event_written_at_either_version_reads_at_the_other(
         "in sync",
         "example.com/syncer",
     )
-    assert stored["source"] == {} and stored.get("firstTimestamp") is None
+    assert stored["source"] == {}
+    assert (stored["firstTimestamp"], stored["lastTimestamp"]) == (None, None)
     assert stored["involvedObject"] == {"kind": "Pod", "name": "web", "namespace": "default"}
     assert stored["eventTime"] == EVENT_TIME
 
@@ -191,6 +192,52 @@ def test_core_v1_keeps_its_legacy_rules(core: client.CoreV1Api) -> None:
         },
     )
     assert made.type == "Odd"
+
+
+USER_EVENT = """
+apiVersion: v1
+kind: Event
+metadata: {name: by-hand}
+involvedObject: {kind: Pod, name: web, namespace: default}
+reason: Noted
+message: written by hand
+"""
+
+
+def test_core_v1_writes_an_event_s_unset_times_as_null(
+    cluster: Cluster, core: client.CoreV1Api
+) -> None:
+    """A core/v1 Event's times are Go structs, whose zero marshals as null whatever their
+    omitempty, and its reporting fields have no omitempty: kube-apiserver writes them all,
+    in its struct's order, for an Event that never set them."""
+    cluster.ok("create", "-f", "-", stdin=USER_EVENT)
+    made = raw(core.read_namespaced_event("by-hand", "default", _preload_content=False))
+    listed = raw(core.list_namespaced_event("default", _preload_content=False))
+    [item] = [e for e in listed["items"] if e["metadata"]["name"] == "by-hand"]
+    assert made == {"kind": "Event", "apiVersion": "v1", **item}
+    shown = json.loads(cluster.ok("get", "event", "by-hand", "-o", "json"))
+    for event in (made, shown):
+        assert {k: v for k, v in event.items() if k != "metadata"} == {
+            "kind": "Event",
+            "apiVersion": "v1",
+            "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"},
+            "reason": "Noted",
+            "message": "written by hand",
+            "source": {},
+            "firstTimestamp": None,
+            "lastTimestamp": None,
+            "eventTime": None,
+            "reportingComponent": "",
+            "reportingInstance": "",
+        }
+    assert list(made)[6:] == [
+        "source",
+        "firstTimestamp",
+        "lastTimestamp",
+        "eventTime",
+        "reportingComponent",
+        "reportingInstance",
+    ]
 
 
 def test_field_selectors_take_events_k8s_io_labels(

@@ -535,11 +535,13 @@ def test_pod_status_patches_change_the_status_alone(api: HTTP) -> None:
         assert patched["status"]["phase"] == phase
         assert patched["status"]["podIPs"] == [{"ip": "10.0.0.7"}]
     wrong = {"spec": {"containers": "main"}}
-    assert status_of(api.request("PATCH", path, wrong, "application/merge-patch+json")) == (
-        400,
-        "BadRequest",
-        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into '
-        "Go struct field PodSpec.spec.containers of type []v1.Container",
+    code, reason, message = status_of(
+        api.request("PATCH", path, wrong, "application/merge-patch+json")
+    )
+    assert (code, reason) == (422, "Invalid")
+    assert message.endswith(
+        '": json: cannot unmarshal string into Go struct field PodSpec.spec.containers of '
+        "type []v1.Container"
     )
     bad_ip = {"status": {"podIPs": [{"ip": "10.0.0.256"}]}}
     code, reason, message = status_of(

@@ -198,6 +198,69 @@ def test_an_apply_s_repeated_keys_are_warned_about_or_refused(cluster: Cluster) 
     assert code == 400
 
 
+def test_a_patched_object_of_the_wrong_types_is_the_patch_handler_s_error(
+    cluster: Cluster,
+) -> None:
+    """A patch that leaves a value Go cannot decode (a string for replicas) is refused as
+    patch.go refuses it, whatever the fieldValidation: a json or merge patch with the JSON
+    decoder's error, a strategic merge patch with the unstructured converter's, both in a
+    422 on the field `patch`; an apply with its field manager's 500. Nothing is written."""
+    cluster.ok("create", "deployment", "typed", "--image=nginx")
+    before = json.loads(cluster.ok("get", "deployment", "typed", "-o", "json"))
+    wrong = '{"spec":{"replicas":"x"}}'
+    merged = cluster.kubectl("patch", "deployment", "typed", "--type", "merge", "-p", wrong)
+    assert merged.returncode == 1
+    assert merged.stderr.startswith('The request is invalid: patch: Invalid value: "{')
+    decoding = (
+        "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas "
+        "of type int32"
+    )
+    assert merged.stderr.rstrip().endswith('": ' + decoding)
+    path = "/apis/apps/v1/namespaces/default/deployments/typed?fieldValidation=Ignore"
+    ops = '[{"op":"replace","path":"/spec/replicas","value":"x"}]'
+    code, _, answer = send(cluster, "PATCH", path, ops, JSON_PATCH)
+    assert (code, answer["reason"]) == (422, "Invalid")
+    assert '\\"replicas\\":\\"x\\"' in answer["message"]
+    assert answer["message"].startswith(' "" is invalid: patch: Invalid value: "{')
+    assert answer["message"].endswith('": ' + decoding)
+    [cause] = answer["details"]["causes"]
+    assert (cause["reason"], cause["field"]) == ("FieldValueInvalid", "patch")
+    strategic = cluster.kubectl("patch", "deployment", "typed", "-p", wrong)
+    assert (strategic.returncode, strategic.stderr) == (
+        1,
+        'The request is invalid: patch: Invalid value: "map[spec:map[replicas:x]]": '
+        "unrecognized type: int32\n",
+    )
+    image = '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":5}]}}}}'
+    code, _, answer = send(cluster, "PATCH", path, image, STRATEGIC)
+    assert (code, answer["message"]) == (
+        422,
+        ' "" is invalid: patch: Invalid value: '
+        '"map[spec:map[template:map[spec:map[containers:[map[image:5 name:nginx]]]]]]": '
+        "cannot convert int64 to string",
+    )
+    apply = "/apis/apps/v1/namespaces/default/deployments/typed?fieldManager=me&force=true"
+    applied = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typed}\nspec: %s\n"
+    code, _, answer = send(cluster, "PATCH", apply, applied % "{replicas: x}", APPLY)
+    assert (code, answer.get("reason"), answer["message"]) == (
+        500,
+        None,
+        "failed to create typed patch object (/typed; apps/v1, Kind=Deployment): "
+        ".spec.replicas: expected numeric (int or float), got string",
+    )
+    limits = "{template: {spec: {containers: [{name: nginx, resources: {limits: {cpu: z}}}]}}}"
+    code, _, answer = send(cluster, "PATCH", apply, applied % limits, APPLY)
+    assert (code, answer["message"]) == (
+        500,
+        "failed to convert new object (/typed; apps/v1, Kind=Deployment) to proper version: "
+        "unable to convert unstructured object to apps/v1, Kind=Deployment: quantities must "
+        "match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    )
+    after = json.loads(cluster.ok("get", "deployment", "typed", "-o", "json"))
+    assert after["spec"] == before["spec"]
+    assert after["metadata"]["generation"] == 1
+
+
 NIGHTLY = """
 apiVersion: batch/v1
 kind: CronJob

@@ -120,7 +120,9 @@ def test_a_new_image_for_a_pods_container_is_run(cluster: Cluster) -> None:
     """The image is the one field of a pod's container an update may change. A running
     container is killed to start again from the new image (computePodActions: "definition
     changed"); one stuck on an image it cannot run takes the new one at its next try."""
-    cluster.ok("run", "box", "--image=busybox:1.35", "--", "sleep", "3600")
+    # Its sleep ignores SIGTERM: the kill takes the whole grace period, kept short here.
+    short = '--overrides={"spec": {"terminationGracePeriodSeconds": 1}}'
+    cluster.ok("run", "box", "--image=busybox:1.35", short, "--", "sleep", "3600")
     cluster.ok("wait", "--for=condition=Ready", "pod/box", "--timeout=30s")
     cluster.ok("set", "image", "pod/box", "box=busybox:1.36")
 

@@ -129,6 +129,8 @@ def test_ephemeral_containers_stop_with_their_pod(node: Node) -> None:
     node.settle(5)
     assert state(node, "job", "debugger") == "running"
     node.settle(30)
+    assert "Killing" in events_of(node, "spec.ephemeralContainers{debugger}")
+    node.settle(30)  # its sleep ignores SIGTERM: killed when the 30 s grace period ends
     assert node.get_pod("job")["status"]["phase"] == "Succeeded"
     assert state(node, "job", "debugger") == "terminated"
     assert "Killing" in events_of(node, "spec.ephemeralContainers{debugger}")

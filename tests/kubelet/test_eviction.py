@@ -397,7 +397,7 @@ def test_eviction_goes_on_after_a_pod_that_logs_is_deleted(node: Node) -> None:
     node.create_pod(logging_pod("logger", "while true; do date; sleep 5; done"))
     node.settle(20)
     node.run(node.client.delete(PODS, "default", "logger"))
-    node.settle(20)
+    node.settle(35)  # its shell, PID 1, ignores SIGTERM: killed when its grace period ends
     assert node.run(node.client.list(PODS, "default"))["items"] == []
     node.create_pod(memory_pod("hog", "1Gi"))
     node.settle(30)

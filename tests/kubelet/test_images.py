@@ -9,8 +9,9 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from tests.kubelet.conftest import CONFIG, EVENTS, NODES, Node, pod
+from tests.kubelet.conftest import CONFIG, EVENTS, NODES, PODS, Node, pod
 
+from pinnace.client import PatchType
 from pinnace.kubelet.image_service import ImageService, image_size, pull_duration
 
 MB = 1_000_000
@@ -68,6 +69,29 @@ def test_a_pull_takes_the_image_size_over_the_bandwidth(slow: Node) -> None:
     images = slow.run(slow.client.get(NODES, "", "node-1"))["status"]["images"]
     pulled = next(i for i in images if "docker.io/library/nginx:1.26" in i["names"])
     assert pulled["sizeBytes"] == NGINX
+
+
+def test_an_image_changed_during_its_pull_is_pulled_before_the_container_starts(
+    slow: Node,
+) -> None:
+    slow.create_pod(_pod("web", "nginx:1.26"))
+    slow.settle(3)
+    step = {"op": "replace", "path": "/spec/containers/0/image", "value": "nginx:1.27"}
+    slow.run(slow.client.patch(PODS, "default", "web", [step], PatchType.JSON))
+    slow.settle(6)  # nginx:1.26 is in at 7.3 s; nginx:1.27 is not
+    assert _waiting(slow, "web")["reason"] == "ContainerCreating"
+    assert _messages(slow, "web", "Pulling") == [
+        'Pulling image "nginx:1.26"',
+        'Pulling image "nginx:1.27"',
+    ]
+    slow.settle(8)
+    status = slow.get_pod("web")["status"]
+    assert status["phase"] == "Running"
+    assert status["containerStatuses"][0]["image"] == "docker.io/library/nginx:1.27"
+    assert [m.split(" in ")[0] for m in _messages(slow, "web", "Pulled")] == [
+        'Successfully pulled image "nginx:1.26"',
+        'Successfully pulled image "nginx:1.27"',
+    ]
 
 
 def test_serialised_pulls_wait_for_each_other_and_parallel_ones_do_not() -> None:

@@ -4,7 +4,7 @@ deletion, logs."""
 from __future__ import annotations
 
 import pytest
-from tests.kubelet.conftest import PODS, Node, pod
+from tests.kubelet.conftest import EVENTS, PODS, Node, pod
 
 from pinnace.api.options import DeleteOptions, LogOptions
 from pinnace.api.status import StatusError
@@ -166,6 +166,35 @@ def test_graceful_deletion_completes_after_the_grace_period(node: Node) -> None:
     with pytest.raises(StatusError) as gone:
         node.get_pod("slow")
     assert gone.value.code == 404
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sleep", "3600"],
+        ["sh", "-c", "while true; do sleep 5; done"],
+        ["sh", "-c", "echo started; exec sleep 3600"],
+    ],
+)
+def test_a_pid_1_without_a_sigterm_handler_is_killed_when_its_grace_period_ends(
+    node: Node, command: list[str]
+) -> None:
+    """The kernel does not deliver SIGTERM to a PID 1 that has no handler for it: busybox's
+    sleep, or a shell (whose children never see it), runs on until SIGKILL at the end of the
+    grace period: 137, Error."""
+    body = pod("sleeper", node="node-1")
+    body["spec"]["containers"][0].update(image="busybox", command=command)
+    node.create_pod(body)
+    node.settle()
+    node.run(node.client.delete(PODS, "default", "sleeper"))
+    node.settle(29)
+    assert list(container(node, "sleeper")["state"]) == ["running"]
+    node.run(node.agent.recorder.flush())
+    found = node.run(node.client.list(EVENTS, "default"))["items"]
+    assert [e["message"] for e in found if e["reason"] == "Killing"] == ["Stopping container app"]
+    node.settle(2)
+    with pytest.raises(StatusError):
+        node.get_pod("sleeper")
 
 
 def test_a_container_that_stops_on_term_goes_before_its_grace_period(node: Node) -> None:

@@ -130,34 +130,44 @@ def test_the_documentation_liveness_example_restarts_after_three_failures(node: 
     node.settle(39)  # /tmp/healthy is gone at 30 s: probes fail at 30 and 35 s
     status = container(node, "liveness-exec")
     assert (status["restartCount"], list(status["state"])) == (0, ["running"])
-    node.settle(2)  # the third failure, at 40 s, has it killed and started again
+    node.settle(2)  # the third failure, at 40 s, has it killed
+    killing = "Container liveness failed liveness probe, will be restarted"
+    assert ("Normal", "Killing", killing, 1) in events(node, "liveness-exec")
+    # Its PID 1 (the script's last command, `sleep 600`, which sh execs) has no handler for
+    # SIGTERM, so it runs on until its 30 s grace period ends and SIGKILL takes it.
+    status = container(node, "liveness-exec")
+    assert (status["restartCount"], list(status["state"])) == (0, ["running"])
+    node.settle(30)
     status = container(node, "liveness-exec")
     assert (status["restartCount"], list(status["state"])) == (1, ["running"])
-    assert status["lastState"]["terminated"]["exitCode"] == 143
+    terminated = status["lastState"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (137, "Error")
     failed = "Liveness probe failed: cat: can't open '/tmp/healthy': No such file or directory"
-    found = events(node, "liveness-exec")
-    assert ("Warning", "Unhealthy", failed, 3) in found
-    killing = "Container liveness failed liveness probe, will be restarted"
-    assert ("Normal", "Killing", killing, 1) in found
+    assert ("Warning", "Unhealthy", failed, 3) in events(node, "liveness-exec")
     # The new run removes the file 30 s after its start too.
-    node.settle(40)
+    node.settle(70)
     assert container(node, "liveness-exec")["restartCount"] == 2
     assert node.get_pod("liveness-exec")["status"]["phase"] == "Running"
 
 
 def test_liveness_failure_under_never_fails_the_pod(node: Node) -> None:
     body = with_probes("once", restart_policy="Never", liveness_fails_after="0")
-    # A program that dies of the SIGTERM (nginx would shut down and exit 0: Succeeded).
+    # A PID 1 that ignores SIGTERM, killed when its grace period ends (nginx would shut down
+    # and exit 0 at once: Succeeded).
     body["spec"]["containers"][0]["command"] = ["sleep", "3600"]
     body["spec"]["containers"][0]["livenessProbe"] = {
         "grpc": {"port": 9090},
         "periodSeconds": 1,
         "failureThreshold": 2,
     }
+    body["spec"]["terminationGracePeriodSeconds"] = 10
     node.create_pod(body)
     node.settle(4)
+    assert node.get_pod("once")["status"]["phase"] == "Running"
+    node.settle(10)
     status = node.get_pod("once")["status"]
     assert status["phase"] == "Failed"
+    assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
     assert status["containerStatuses"][0]["restartCount"] == 0
     found = events(node, "once")
     assert ("Normal", "Killing", "Container app failed liveness probe", 1) in found
@@ -246,15 +256,16 @@ def test_a_sidecar_failing_its_startup_probe_is_restarted_as_an_init_container(
 
 def test_repeated_liveness_kills_end_in_crash_loop_back_off(node: Node) -> None:
     node.create_pod(liveness_exec_pod())
-    # Killed every 40 s; the back-off, counted from the run before each kill, grows 10, 20,
-    # 40, 80 s, and the fifth run's 40 s are under 80 s.
-    node.settle(201)
+    # Killed 40 s into each run and gone 30 s later (its sleep ignores SIGTERM): a run lasts
+    # 70 s. The back-off, counted from the run before each kill, grows 10, 20, 40, 80 s, and
+    # only the fifth is longer than a run.
+    node.settle(351)
     assert container(node, "liveness-exec")["restartCount"] == 5
-    node.settle(40)
+    node.settle(70)
     status = container(node, "liveness-exec")
     assert status["restartCount"] == 5
     assert status["state"]["waiting"]["message"].startswith("back-off 1m20s restarting")
-    assert status["lastState"]["terminated"]["exitCode"] == 143
+    assert status["lastState"]["terminated"]["exitCode"] == 137
     node.settle(80)  # 80 s after the last kill
     assert list(container(node, "liveness-exec")["state"]) == ["running"]
 

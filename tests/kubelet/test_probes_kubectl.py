@@ -21,6 +21,7 @@ metadata:
   labels:
     test: liveness
 spec:
+  terminationGracePeriodSeconds: 2  # its sleep ignores SIGTERM: killed when this ends
   containers:
   - name: liveness
     image: registry.k8s.io/busybox:1.27.2

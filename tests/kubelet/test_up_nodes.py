@@ -160,6 +160,41 @@ def test_a_deleted_nginx_pod_shuts_down_and_ends_completed(cluster: Cluster) -> 
     assert out.strip() == "pod/stopped condition met"
 
 
+def test_a_deleted_sleep_pod_waits_out_its_grace_period_and_is_killed(cluster: Cluster) -> None:
+    """busybox's sleep as PID 1 has no SIGTERM handler, so the kernel does not deliver it:
+    `kubectl delete` leaves the pod Terminating with its container running until SIGKILL at
+    the end of the grace period (137); a second delete with a shorter one brings that
+    forward."""
+    run = ("run", "sleeper", "--image=busybox", "--restart=Never", "--", "sleep", "3600")
+    cluster.ok(*run)
+    cluster.ok("wait", "--for=condition=Ready", "pod/sleeper", "--timeout=30s")
+    cluster.ok("delete", "pod", "sleeper", "--wait=false")
+    deleting = json.loads(cluster.ok("get", "pod", "sleeper", "-o", "json"))
+    assert deleting["metadata"]["deletionGracePeriodSeconds"] == 30
+    terminated = "{.status.containerStatuses[0].state.terminated.exitCode}"
+    waiting = subprocess.Popen(
+        [
+            KUBECTL,
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "wait",
+            f"--for=jsonpath={terminated}=137",
+            "pod/sleeper",
+            "--timeout=30s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # Still running well within its 30 s: the wait reads it, then watches.
+    assert list(deleting["status"]["containerStatuses"][0]["state"]) == ["running"]
+    cluster.ok("delete", "pod", "sleeper", "--grace-period=2", "--wait=false")
+    out, err = waiting.communicate(timeout=40)
+    assert waiting.returncode == 0, err
+    assert out.strip() == "pod/sleeper condition met"
+    eventually(lambda: cluster.kubectl("get", "pod", "sleeper").returncode != 0)
+
+
 OVERFLOWING = """\
 apiVersion: v1
 kind: Pod

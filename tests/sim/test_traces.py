@@ -456,7 +456,8 @@ def test_pinnace_record_against_pinnace_up_then_replayed(tmp_path: Path) -> None
         cluster.ok("create", "deployment", "web", "--image=nginx", "--replicas=2")
         eventually(lambda: _seen(out, "Deployment", "web"))
         cluster.ok("scale", "deployment", "web", "--replicas=3")
-        cluster.ok("run", "solo", "--image=busybox", "--restart=Never", "--", "sleep", "3600")
+        # nginx stops on SIGTERM at once (a `sleep` would wait out its 30 s grace period).
+        cluster.ok("run", "solo", "--image=nginx", "--restart=Never")
         eventually(lambda: _seen(out, "Pod", "solo"))
         cluster.ok("delete", "pod", "solo", "--wait=false")
         eventually(lambda: _seen(out, "Pod", "solo", "DELETED"))

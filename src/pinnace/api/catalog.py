@@ -17,6 +17,7 @@ from pinnace.api.kind import Kind
 # (module, constant), in the order discovery lists them: core first, then the named groups.
 _SERVED = (
     ("pinnace.api.core.binding", "BINDING"),
+    ("pinnace.api.core.componentstatus", "COMPONENT_STATUS"),
     ("pinnace.api.core.configmap", "CONFIG_MAP"),
     ("pinnace.api.core.endpoints", "ENDPOINTS"),
     ("pinnace.api.core.event", "EVENT"),

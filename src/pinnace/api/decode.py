@@ -35,6 +35,15 @@ class Repeats(NamedTuple):
 NO_REPEATS = Repeats()
 
 
+class Undecodable(StatusError):
+    """A body that does not fit the kind's Go types: create's and update's 400, which a
+    patch handler words its own way from `cause`."""
+
+    def __init__(self, cause: SchemaError, message: str) -> None:
+        super().__init__(400, "BadRequest", message)
+        self.cause = cause
+
+
 class Decoded(NamedTuple):  # one per write: a tuple is made at a fraction of a dataclass' cost
     obj: dict[str, Any]
     warnings: list[str]
@@ -75,7 +84,7 @@ def decode(
         try:
             normalized = normalize(kind, obj, json_text=json_text, basis=basis, share=share)
         except SchemaError as e:
-            raise _cannot_handle(body_kind, version, kind, str(e)) from None
+            raise _undecodable(body_kind, version, kind, e) from None
         decoded_obj, unknown_fields = normalized.obj, normalized.unknown_fields
     warnings = [f"unknown field {quote(path)}" for path in unknown_fields]
     if repeats.fields:
@@ -154,6 +163,10 @@ def _cannot_handle(body_kind: str, version: str, kind: Kind, why: str) -> Status
     return status.bad_request(
         f'{body_kind} in version "{version}" cannot be handled as a {kind.kind}: {why}'
     )
+
+
+def _undecodable(body_kind: str, version: str, kind: Kind, e: SchemaError) -> Undecodable:
+    return Undecodable(e, _cannot_handle(body_kind, version, kind, str(e)).message)
 
 
 def _summary(obj: Any) -> str:

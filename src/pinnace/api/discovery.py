@@ -111,8 +111,9 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
 
 def is_stored(kind: Kind) -> bool:
     """Whether objects of `kind` are kept in storage: not one only ever created (Binding, the
-    reviews), nor an adapter's metrics."""
-    return set(kind.verbs) != {"create"} and not _from_adapter(kind)
+    reviews), nor one never created (ComponentStatus, checked at each read), nor an adapter's
+    metrics."""
+    return set(kind.verbs) > {"create"} and not _from_adapter(kind)
 
 
 def _from_adapter(kind: Kind) -> bool:

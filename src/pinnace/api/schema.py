@@ -123,7 +123,14 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 
 class SchemaError(Exception):
-    """The body does not fit the kind's schema; the message is Go's decode error."""
+    """The body does not fit the kind's schema; the message is Go's decode error. For a value
+    of the wrong JSON type (Go's UnmarshalTypeError, the first one met), `value` is that value
+    and `expected` the Go type it was to decode into."""
+
+    def __init__(self, message: str, value: Any = None, expected: Type | None = None) -> None:
+        super().__init__(message)
+        self.value = value
+        self.expected = expected
 
 
 class OutOfRangeNumber(float):
@@ -345,7 +352,7 @@ def normalize(
         )
     out = walk.struct(root, obj, "", "", 1, basis)
     if walk.type_error:
-        raise SchemaError(walk.type_error)
+        raise SchemaError(walk.type_error, *walk.mismatched)
     return Normalized(out, walk.unknown)
 
 
@@ -360,7 +367,7 @@ def normalize_object_meta(value: Any, *, json_text: bool = False) -> Normalized:
     walk = _Walk(json_text)
     out = walk.struct(struct("V1ObjectMeta"), value, "metadata", "", 2)
     if walk.type_error:
-        raise SchemaError(walk.type_error)
+        raise SchemaError(walk.type_error, *walk.mismatched)
     return Normalized(out, walk.unknown)
 
 
@@ -376,6 +383,53 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return "null"
+
+
+_GO_KINDS = {
+    str: "string",
+    bool: "bool",
+    int: "int64",
+    float: "float64",
+    dict: "map",
+    list: "slice",
+}
+"""reflect.Kind of each value an unstructured object holds."""
+_CONVERTED_SCALARS = ("string", "int", "bool", "float")
+"""The scalars the converter converts itself, by reflection; the others' Go types have an
+UnmarshalJSON of their own, which fails as the JSON decoder does."""
+
+
+def unstructured_error(value: Any, expected: Type, *, floats: bool = False) -> str | None:
+    """What apimachinery's unstructured converter (runtime/converter.go, fromUnstructured)
+    says of `value`, which does not decode into `expected` (SchemaError's pair), where a
+    strategic merge patch or an apply turns a patched map into the typed object; None where
+    it says what the JSON decoder says, or converts what the decoder refuses (a float with
+    no fraction into an integer). `floats`: the map's numbers are all float64, as YAML's
+    decoded by sigs.k8s.io/yaml are; else whole numbers are int64."""
+    source = _GO_KINDS.get(type(value))
+    if source is None:
+        return None
+    if floats and source == "int64":
+        source = "float64"
+    if isinstance(expected, Struct):
+        return f"cannot restore struct from: {source}"
+    if isinstance(expected, ListOf):
+        return f"cannot restore slice from {source}"
+    if isinstance(expected, MapOf):
+        return f"cannot restore map from {source}"
+    name = expected.name
+    if name not in _CONVERTED_SCALARS:
+        return None
+    target = expected.go_type
+    # reflect's ConvertibleTo: numbers to numbers, integers to strings; the converter then
+    # refuses what JSON would (an integer into a string, a fraction into an integer).
+    if source == "int64" and name == "string":
+        return f"cannot convert int64 to {target}"
+    if source == "float64" and name == "int":
+        return None if float(value).is_integer() else f"cannot convert float64 to {target}"
+    if (source, name) in (("int64", "int"), ("int64", "float"), ("float64", "float")):
+        return None
+    return f"unrecognized type: {target}"
 
 
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", re.ASCII)
@@ -460,17 +514,19 @@ def _zero(t: Type) -> Any:
 
 
 class _Walk:
-    __slots__ = ("json_text", "share", "type_error", "unknown")
+    __slots__ = ("json_text", "mismatched", "share", "type_error", "unknown")
 
     def __init__(self, json_text: bool = False, share: bool = False) -> None:
         self.unknown: list[str] = []
         self.type_error = ""
+        self.mismatched: tuple[Any, Type | None] = (None, None)
         self.json_text = json_text
         self.share = share
 
     def mismatch(self, value: Any, owner: str, go_path: str, t: Type) -> None:
         # Go keeps decoding after a type mismatch and reports the first one at the end.
         if not self.type_error:
+            self.mismatched = (value, t)
             detail = json_type(value)
             # Go names the number itself only when it fails to fit a number field.
             if detail == "number" and isinstance(t, Scalar) and t.name in ("int", "float"):

@@ -20,6 +20,8 @@ from pinnace.api.patch import (
     strict,
     track_update,
 )
+from pinnace.api.schema import SchemaError
+from pinnace.api.status import StatusError
 from pinnace.api.versions import ServedVersion
 
 Mutation = Callable[[Object], Object]
@@ -99,12 +101,15 @@ def converted(mutation: Mutation, conversion: ServedVersion) -> Mutation:
 
 
 class FieldValidation:
-    """A patch's fieldValidation Warn or Strict (`pinnace.api.patch.strict`): `checked` runs
-    the handler's strict decoding of the patch's text around the mutation (before a json,
-    merge or strategic merge patch is applied, after an apply), `decoded` gets the patched
-    object's unknown fields; with Warn, `warnings` are then the response's."""
+    """How a patch's result is decoded, as its fieldValidation says (`pinnace.api.patch.
+    strict`). With Warn or Strict, `checked` runs the handler's strict decoding of the patch's
+    text around the mutation (before a json, merge or strategic merge patch is applied, after
+    an apply), `decoded` gets the patched object's unknown fields; with Warn, `warnings` are
+    then the response's. With Ignore neither is looked at. Whatever it is, `undecodable`
+    words the patch handler's error for a patched object that does not decode."""
 
     def __init__(self, validation: str, patch_type: PatchType, patch: Any, repeats: Repeats):
+        self._ignore = validation == "Ignore"
         self._strict = validation == "Strict"
         self._patch_type, self._patch, self._repeats = patch_type, patch, repeats
         self._text_errors: list[str] = []
@@ -116,6 +121,8 @@ class FieldValidation:
         return self._yaml_warnings + self._decoding_warnings
 
     def checked(self, mutation: Mutation) -> Mutation:
+        if self._ignore:
+            return mutation
         if self._patch_type is PatchType.APPLY:
 
             def apply(live: Object) -> Object:
@@ -135,7 +142,7 @@ class FieldValidation:
 
     def applied(self) -> None:
         """After a server-side apply: the keys its YAML repeats."""
-        if not self._repeats.yaml:
+        if self._ignore or not self._repeats.yaml:
             return
         if self._strict:
             raise strict.strict_apply_error(self._repeats.yaml)
@@ -144,7 +151,13 @@ class FieldValidation:
     def decoded(self, patched: Object, unknown_fields: list[str]) -> None:
         """`patched` decoded, with these `unknown field` errors: all the errors reported, or
         refused."""
+        if self._ignore:
+            return
         errors = self._text_errors + unknown_fields
         if errors and self._strict:
             raise strict.refused(self._patch_type, self._patch, patched, errors)
         self._decoding_warnings = errors
+
+    def undecodable(self, patched: Object, cause: SchemaError) -> StatusError:
+        """The error for `patched`, which fails to decode for `cause`."""
+        return strict.undecodable(self._patch_type, self._patch, patched, cause)

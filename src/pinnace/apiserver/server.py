@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pinnace.api import catalog, status
-from pinnace.api.decode import NO_REPEATS, Repeats, as_decoded, decode
+from pinnace.api.decode import NO_REPEATS, Repeats, Undecodable, as_decoded, decode
 from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
@@ -531,8 +531,9 @@ class APIServer:
         object and returns the new one (a patch, a scale, a component's read-modify-write).
         A resourceVersion the result carries that differs from the stored one is a
         precondition, as in a patch that sets metadata.resourceVersion. With `validation` (a
-        patch's, unless fieldValidation is Ignore), the new object's unknown fields are
-        reported to it, to be refused or warned about. `pure`: `mutate` changes nothing it is
+        patch's), the new object's unknown fields are reported to it, to be refused or warned
+        about as its fieldValidation says, and one that does not decode gets the patch
+        handler's error. `pure`: `mutate` changes nothing it is
         given (a json, merge or strategic merge patch), so it gets the stored object itself;
         what it returns may share parts with it, which decoding copies unless nothing would
         change them in place before they are stored (no defaulting: the update path after it
@@ -545,7 +546,12 @@ class APIServer:
             new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            decoded = decode(new, kind, basis=old, share=pure and not defaulted)
+            try:
+                decoded = decode(new, kind, basis=old, share=pure and not defaulted)
+            except Undecodable as e:
+                if validation is None:
+                    raise
+                raise validation.undecodable(new, e.cause) from None
             if validation is not None:
                 validation.decoded(new, decoded.warnings)
             if defaulted:
@@ -593,12 +599,8 @@ class APIServer:
         pure = not apply and not manager and conversion is None
         if conversion is not None:
             mutate = patching.converted(mutate, conversion)
-        validation = None
-        if options.field_validation != "Ignore":
-            validation = patching.FieldValidation(
-                options.field_validation, patch_type, patch, repeats
-            )
-            mutate = validation.checked(mutate)
+        validation = patching.FieldValidation(options.field_validation, patch_type, patch, repeats)
+        mutate = validation.checked(mutate)
         try:
             result = await self.modify(
                 kind,
@@ -616,15 +618,16 @@ class APIServer:
                 raise
             # Apply creates what does not exist yet.
             created = patching.apply_create(served, patch, manager, now)
-            if validation is not None:
-                validation.applied()
+            validation.applied()
             if conversion is not None:
                 created = conversion.to_stored(created)
             _check_name(created, name)
             recorded = replace(options, field_manager="")  # the apply recorded it
-            result = await self.create(kind, namespace, created, recorded)
-        if validation is not None:
-            result.warnings[:0] = validation.warnings
+            try:
+                result = await self.create(kind, namespace, created, recorded)
+            except Undecodable as e:
+                raise validation.undecodable(created, e.cause) from None
+        result.warnings[:0] = validation.warnings
         return result
 
     async def _write(

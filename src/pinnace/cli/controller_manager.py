@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote
 
 from pinnace.api.status import StatusError
+from pinnace.apiserver.component_checks import CONTROLLER_MANAGER_PORT
 from pinnace.apiserver.http.app import HISTORY_PATH
 from pinnace.apiserver.metrics import POD_METRICS
 from pinnace.cli import component, health, vpa
@@ -42,7 +43,7 @@ def configure(manager: argparse.ArgumentParser) -> None:
         "with leader election, until SIGINT or SIGTERM."
     )
     component.add_flags(
-        manager, LEASE, health.CONTROLLER_MANAGER_PORT, health.CONTROLLER_MANAGER_ALWAYS_ALLOW
+        manager, LEASE, CONTROLLER_MANAGER_PORT, health.CONTROLLER_MANAGER_ALWAYS_ALLOW
     )
     controller_flags(manager.add_argument_group("controllers (kube-controller-manager's flags)"))
     vpa.add_flags(manager)

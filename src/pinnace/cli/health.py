@@ -45,8 +45,6 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Endpoints = Mapping[str, Sequence[str]]
 """Each endpoint's checks, in the order they are listed."""
-SCHEDULER_PORT = 10259
-CONTROLLER_MANAGER_PORT = 10257
 SCHEDULER_ALWAYS_ALLOW = ("/healthz", "/readyz", "/livez")
 """NewDelegatingAuthorizationOptions' AlwaysAllowPaths, which kube-scheduler keeps."""
 CONTROLLER_MANAGER_ALWAYS_ALLOW = ("/healthz",)

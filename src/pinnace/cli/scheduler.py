@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from pinnace.api.status import StatusError
+from pinnace.apiserver.component_checks import SCHEDULER_PORT
 from pinnace.apiserver.http.app import EXPLAIN_PATH
 from pinnace.cli import component, health
 from pinnace.client.custom_metrics import HTTPMetricsClient
@@ -48,7 +49,7 @@ def configure(scheduler: argparse.ArgumentParser) -> None:
         "Without a command: run kube-scheduler against the API server of --kubeconfig, "
         "with leader election (so several can run, one acting), until SIGINT or SIGTERM."
     )
-    component.add_flags(scheduler, LEASE, health.SCHEDULER_PORT, health.SCHEDULER_ALWAYS_ALLOW)
+    component.add_flags(scheduler, LEASE, SCHEDULER_PORT, health.SCHEDULER_ALWAYS_ALLOW)
     scheduler.add_argument(
         "--config",
         metavar="FILE",

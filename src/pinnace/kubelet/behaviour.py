@@ -136,8 +136,9 @@ class ContainerBehaviour:
     run_seconds: float = math.inf
     exit_code: int = 0
     stop_seconds: float = 0.0
-    stop_exit_code: int = EXIT_CODE_SIGTERM
-    """What it exits with when it stops on SIGTERM (within its grace period)."""
+    stop_exit_code: int | None = EXIT_CODE_SIGTERM
+    """What it exits with when it stops on SIGTERM (within its grace period); None: it does
+    not stop on it, and is killed when its grace period ends (`CommandRun.stop_exit_code`)."""
     log: str = ""
     usage: ContainerUsage = ContainerUsage()
     later: LogStream | None = field(default=None, compare=False)
@@ -171,7 +172,9 @@ def container_behaviour(
     script = script_run(argv, context)
     not_modelled = ""
     if script is None:
-        command = CommandRun(seconds=outcome.seconds, exit_code=outcome.exit_code)
+        command = CommandRun(
+            seconds=outcome.seconds, exit_code=outcome.exit_code, stop_exit_code=EXIT_CODE_SIGTERM
+        )
         not_known = shlex.join(argv) or "its image's command"
     else:
         command = script.run
@@ -193,7 +196,7 @@ def container_behaviour(
         run_seconds=command.seconds if run is None else _run_seconds(*run),
         exit_code=command.exit_code if exit_code is None else _exit_code(*exit_code),
         stop_seconds=0.0 if stop is None else _seconds(*stop),
-        stop_exit_code=command.stop_exit_code,
+        stop_exit_code=_stop_exit_code(command.stop_exit_code, stop is not None),
         log=log[1] if log is not None else "\n".join(script.first_lines() if script else ()),
         later=script.stream() if script is not None and log is None else None,
         usage=ContainerUsage(
@@ -210,6 +213,14 @@ def container_behaviour(
 
 
 _SHARED: Interned[ContainerBehaviour] = Interned()
+
+
+def _stop_exit_code(modelled: int | None, stop_annotated: bool) -> int | None:
+    """A container said to stop some seconds after its SIGTERM (`STOP_SECONDS`) does, dying of
+    the signal if its command's PID 1 would not have stopped on it."""
+    if modelled is None and stop_annotated:
+        return EXIT_CODE_SIGTERM
+    return modelled
 
 
 def commandless_behaviour(

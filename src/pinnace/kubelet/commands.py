@@ -45,7 +45,12 @@ from pinnace.resources.lists import parse_quantity
 
 SHELLS = ("sh", "bash", "ash", "dash")
 EXIT_CODE_SIGTERM = 143
-"""The exit code of a process SIGTERM killed (128 + 15): a program with no handler for it."""
+"""The exit code of a process SIGTERM killed (128 + 15): what a program the model does not
+know is taken to exit with."""
+EXIT_CODE_GO_RUNTIME = 2
+"""What a Go program without a SIGTERM handler of its own exits with as a container's PID 1:
+the Go runtime's handler re-raises the signal, which the kernel does not deliver to a PID 1
+without a handler, and then exits 2 (runtime.dieFromSignal)."""
 SERVERS: Mapping[str, int] = {
     "nginx": 0,
     "httpd": 0,
@@ -53,15 +58,15 @@ SERVERS: Mapping[str, int] = {
     "apache2-foreground": 0,
     "redis-server": 0,
     "pause": 0,
-    "agnhost": EXIT_CODE_SIGTERM,
-    "serve_hostname": EXIT_CODE_SIGTERM,
+    "agnhost": EXIT_CODE_GO_RUNTIME,
+    "serve_hostname": EXIT_CODE_GO_RUNTIME,
     "mysqld": 0,
     "postgres": 0,
     "docker-entrypoint.sh": 0,
 }
 """The daemons of well-known images (and their entrypoints): they serve until stopped, and
-exit with this code on SIGTERM (nginx, httpd, redis, pause, MySQL and PostgreSQL shut down
-and exit 0; agnhost's Go servers have no handler and die of it)."""
+handle SIGTERM, exiting with this code (nginx, httpd, redis, pause, MySQL and PostgreSQL shut
+down and exit 0; agnhost's Go servers leave it to the Go runtime)."""
 PI_SECONDS = 5.0
 """How long `perl -Mbignum=bpi -wle "print bpi(2000)"` takes, as the documentation's pi Job
 does it in a few seconds."""
@@ -91,8 +96,10 @@ class CommandRun:
     storage_bytes: int = 0
     """Written to the container's writable layer."""
     pids: int = 1
-    stop_exit_code: int = EXIT_CODE_SIGTERM
-    """What it exits with on SIGTERM: killed by it, unless it is a server that handles it."""
+    stop_exit_code: int | None = None
+    """What the container exits with on SIGTERM, as its PID 1 takes it; None: PID 1 has no
+    handler for it, so the kernel does not deliver it and the container runs on until it is
+    killed at the end of its grace period (`pinnace.kubelet.shell.script_run` tells)."""
 
 
 def simple_command(words: list[str], run: CommandRun) -> int | None:
@@ -116,7 +123,6 @@ def simple_command(words: list[str], run: CommandRun) -> int | None:
         return _stress(args, run)
     if name in SERVERS:
         run.seconds = math.inf
-        run.stop_exit_code = SERVERS[name]
         return 0
     if name.startswith("perl"):
         return _perl(args, run)

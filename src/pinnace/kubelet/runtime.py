@@ -476,18 +476,20 @@ class SimulatedRuntime(ContainerRuntime):
 
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
         """The container exits `stop_seconds` after the first SIGTERM (with its
-        `stop_exit_code`), or is killed when the grace period ends first (137). Stopping
-        again with a shorter grace period brings the kill forward."""
+        `stop_exit_code`), or is killed when the grace period ends first (137), as one whose
+        PID 1 ignores SIGTERM always is. Stopping again with a shorter grace period brings the
+        kill forward."""
         key = container_key(container_id)
         running = self._running.get(key)
         if running is None:
             return
         now = self._clock.now()
         term_sent = self._term_sent.setdefault(key, now)
+        stops = running.stop_exit_code
         on_term = term_sent + running.stop_seconds
         kill = now + max(grace_seconds, 0.0)
-        if on_term <= kill:
-            when, code = on_term, running.stop_exit_code
+        if stops is not None and on_term <= kill:
+            when, code = on_term, stops
         else:
             when, code = kill, EXIT_CODE_SIGKILL
         planned = self._exits.get(key)
@@ -744,7 +746,7 @@ class _Running(ContainerStatus):
     resources: LinuxContainerResources = field(kw_only=True)
     stop_seconds: float = field(kw_only=True)
     """How long it takes to exit after SIGTERM."""
-    stop_exit_code: int = field(kw_only=True)
+    stop_exit_code: int | None = field(kw_only=True)
     """What it exits with then."""
     on_exit: OnExit = field(kw_only=True)
     _log_bytes: int = 0

@@ -62,6 +62,8 @@ from dataclasses import dataclass, field
 
 from pinnace.api.streams import STDERR, STDOUT
 from pinnace.kubelet.commands import (
+    EXIT_CODE_SIGTERM,
+    SERVERS,
     SHELLS,
     CommandRun,
     UnknownOutcome,
@@ -259,6 +261,7 @@ def script_run(
     run = shell.run
     if not shell.exited:
         run.exit_code = shell.status
+    run.stop_exit_code = _pid1_on_sigterm(commands, shell.unknown)
     if shell.endless is not None:
         run = dataclasses.replace(run, seconds=math.inf)
     printing = shell.endless is not None and not math.isinf(shell.run.seconds)
@@ -266,6 +269,31 @@ def script_run(
     if shell.follow is not None:
         run = dataclasses.replace(run, seconds=math.inf)
     return ScriptRun(run, shell.take_lines(), endless, shell.unknown)
+
+
+def _pid1_on_sigterm(commands: list[AndOr], unknown: list[str]) -> int | None:
+    """What the container's PID 1 does with SIGTERM (`CommandRun.stop_exit_code`). A shell
+    running a `-c` script execs its last command when that is a simple one (dash, busybox's
+    ash); otherwise the shell stays PID 1, and neither it nor what it runs (its children
+    never get the signal) handles it. A well-known server handles it; a program the model
+    does not know is taken to die of it; any other (sleep, cat, ...) has no handler."""
+    last = commands[-1][-1][1] if commands and commands[-1] else None
+    if not isinstance(last, Simple):
+        return None
+    name = "exec"
+    words = iter(last.words)
+    while name == "exec":  # `exec nginx` replaces the shell as well
+        first = next(words, None)
+        if first is None:
+            return None
+        if any(kind != "lit" for kind, _, _ in first):
+            return EXIT_CODE_SIGTERM  # a program named by a variable: not known
+        name = "".join(text for _, text, _ in first).rsplit("/", 1)[-1]
+    if name in SERVERS:
+        return SERVERS[name]
+    if any(called.split(" ", 1)[0] == name for called in unknown):
+        return EXIT_CODE_SIGTERM
+    return None
 
 
 class _Follow:

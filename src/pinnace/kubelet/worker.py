@@ -683,7 +683,7 @@ class PodWorker:
         (a pull under way is then ignored)."""
         self.begun = False
         self._given = None
-        self.host.image_service.forget(self._pull_key(c) for c in self.containers)
+        self.host.image_service.forget(self._pull_key(c.image) for c in self.containers)
         self._cancel_timer()
         if self._deadline is not None:
             self._deadline.cancel()
@@ -1017,7 +1017,7 @@ class PodWorker:
             # The pod worker's retry after a failed sync: another pod may have pulled it.
             wake.append(self.host.clock.now() + INITIAL_BACKOFF)
             return False
-        backoff = images.in_backoff(self._pull_key(c))
+        backoff = images.in_backoff(self._pull_key(c.image))
         if backoff is not None:
             delay, failed_at = backoff
             resync = failed_at + PULL_ERROR_RESYNC
@@ -1032,34 +1032,37 @@ class PodWorker:
             wake.append(failed_at + delay)
             return False
         self._event(c, "Normal", "Pulling", f'Pulling image "{image}"')
-        result = images.pull(image, lambda result: self._pulled(c, result))
+        result = images.pull(image, lambda result: self._pulled(c, image, result))
         if result is None:
             self.pulling = True
             return False
-        if self._pull_result(c, result):
+        if self._pull_result(c, image, result):
             return True
         wake.append(self.host.clock.now() + PULL_ERROR_RESYNC)
         return False
 
-    def _pull_key(self, c: ContainerRecord) -> str:
-        return f"{self.uid}_{c.image}"
+    def _pull_key(self, image: str) -> str:
+        """The image manager's back-off key: the pod and the image."""
+        return f"{self.uid}_{image}"
 
-    def _pulled(self, c: ContainerRecord, result: PullResult) -> None:
-        """A pull that took time ended: the pod syncs again (`c` starts, or waits)."""
+    def _pulled(self, c: ContainerRecord, image: str, result: PullResult) -> None:
+        """A pull of `image` that took time ended: the pod syncs again (`c` starts, or waits;
+        or, its image changed meanwhile, has the new one pulled)."""
         self.pulling = False
         if not self.begun or self.terminating or self.finished:
             return
-        c.image_pulled = self._pull_result(c, result)
+        c.image_pulled = self._pull_result(c, image, result) and image == c.image
         self.sync()
 
-    def _pull_result(self, c: ContainerRecord, result: PullResult) -> bool:
-        """The events of a pull's end, and the back-off of a failed one; whether it pulled."""
-        image = c.image
+    def _pull_result(self, c: ContainerRecord, image: str, result: PullResult) -> bool:
+        """The events of the end of `c`'s pull of `image`, and the back-off of a failed one;
+        whether it pulled."""
         if result.error:
             self._event(c, "Warning", "Failed", f'Failed to pull image "{image}": {result.error}')
             self._event(c, "Warning", "Failed", f"Error: {ERR_IMAGE_PULL}")
-            self.host.image_service.failed(self._pull_key(c))
-            c.waiting = (ERR_IMAGE_PULL, result.error)
+            self.host.image_service.failed(self._pull_key(image))
+            if image == c.image:
+                c.waiting = (ERR_IMAGE_PULL, result.error)
             return False
         took, total = pull_duration(result.pull_seconds), pull_duration(result.total_seconds)
         self._event(

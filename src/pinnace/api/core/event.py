@@ -35,6 +35,50 @@ def without_empty(event: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in event.items() if v != "" or k not in OMITTED_WHEN_EMPTY}
 
 
+_GO_ORDER = (
+    "kind",
+    "apiVersion",
+    "metadata",
+    "involvedObject",
+    "reason",
+    "message",
+    "source",
+    "firstTimestamp",
+    "lastTimestamp",
+    "count",
+    "type",
+    "eventTime",
+    "series",
+    "action",
+    "related",
+    "reportingComponent",
+    "reportingInstance",
+)
+"""The fields of k8s.io/api's core/v1 Event in its struct's order, which Go writes them in."""
+_ALWAYS_WRITTEN: dict[str, Any] = {
+    "firstTimestamp": None,
+    "lastTimestamp": None,
+    "eventTime": None,
+    "reportingComponent": "",
+    "reportingInstance": "",
+}
+"""What Go writes of an Event that has not set them: its times are structs (metav1.Time,
+MicroTime), which omitempty never leaves out and whose zero marshals as null, and its
+reporting fields have no omitempty."""
+
+
+def written(event: dict[str, Any]) -> dict[str, Any]:
+    """A stored core/v1 Event as kube-apiserver writes it: with its unset times null and its
+    unset reporting fields empty, in Go's field order; `event` itself when it has them all
+    (as client-go's recorder and Pinnace's components write them)."""
+    if all(key in event for key in _ALWAYS_WRITTEN):
+        return event
+    full = {**_ALWAYS_WRITTEN, **event}
+    out = {key: full[key] for key in _GO_ORDER if key in full}
+    out.update((key, value) for key, value in event.items() if key not in out)
+    return out
+
+
 def occurrences(event: dict[str, Any]) -> int:
     """How often an Event says it happened: its series' count (events.k8s.io/v1), else its
     count (core/v1); a singleton of the new API has neither."""

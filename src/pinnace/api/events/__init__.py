@@ -5,8 +5,9 @@ The conversion renames fields both ways: `regarding` is `involvedObject`, `note`
 `reportingController` is `reportingComponent`, and the `deprecated*` fields are core's
 `source`, `firstTimestamp`, `lastTimestamp` and `count`. Each side is written with its Go
 type's zero values: a core Event always has `involvedObject`, `source`, `reportingComponent`
-and `reportingInstance` (its null times are not kept: docs/differences.md); an events.k8s.io
-Event always has `eventTime`, `regarding`, `deprecatedSource` and the two deprecated times.
+and `reportingInstance` (its null times are added as it is written out, `pinnace.api.core.
+event.written`); an events.k8s.io Event always has `eventTime`, `regarding`,
+`deprecatedSource` and the two deprecated times.
 
 Writes through events.k8s.io/v1 take the strict rules on top of core's legacy ones
 (pkg/apis/core/validation/events.go ValidateEventCreate and ValidateEventUpdate with a request

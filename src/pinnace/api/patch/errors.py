@@ -17,6 +17,8 @@ from pinnace.api.status import StatusError, bad_request
 __all__ = [
     "bad_request",
     "go_value",
+    "gvk",
+    "gvknn",
     "not_applicable",
     "too_many_operations",
     "unconverted",
@@ -58,3 +60,19 @@ def go_value(value: Any) -> str:
         items = " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value))
         return f"map[{items}]"
     return str(value)
+
+
+def gvk(obj: dict[str, Any]) -> str:
+    """A GroupVersionKind as Go prints it: `apps/v1, Kind=Deployment`, `/v1, Kind=Pod`."""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    group, _, version = (api_version if isinstance(api_version, str) else "").rpartition("/")
+    kind = kind if isinstance(kind, str) else ""
+    return f"{group}/{version}, Kind={kind}"
+
+
+def gvknn(obj: dict[str, Any]) -> str:
+    """The field manager's objectGVKNN: `namespace/name; ` and the GroupVersionKind."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = {}
+    return f"{metadata.get('namespace', '')}/{metadata.get('name', '')}; {gvk(obj)}"

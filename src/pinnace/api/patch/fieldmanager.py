@@ -11,6 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from pinnace.api.kind import Kind
 from pinnace.api.patch import errors
 from pinnace.api.patch.body import yaml_body
 from pinnace.api.patch.created import CreatedFields
@@ -29,8 +30,10 @@ from pinnace.api.patch.managed import (
     strip_untracked,
 )
 from pinnace.api.patch.openapi import Shape, object_shape
+from pinnace.api.patch.scalars import check_scalars
 from pinnace.api.patch.typed import ValidationErrors, compare, equal, to_field_set
 from pinnace.api.patch.updater import Conflicts, apply, update
+from pinnace.api.schema import Struct, schema_of
 from pinnace.api.status import StatusError
 
 __all__ = ["server_side_apply", "track_update"]
@@ -75,7 +78,7 @@ def server_side_apply(
     found = object_shape(name if kind is None else kind)
     gvk = (applied.get("apiVersion"), applied.get("kind"))
     if found is None or gvk != (found[0], name):
-        raise errors.bad_request(f"invalid object type: {_gvk(applied)}")
+        raise errors.bad_request(f"invalid object type: {errors.gvk(applied)}")
     version, shape = found
     if _metadata(applied).get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
@@ -99,7 +102,10 @@ def server_side_apply(
             ignored=_ignored(subresource),
         )
 
+    root = _go_struct(kind)
     try:
+        if root is not None:
+            check_scalars(applied, root, shape)
         try:
             merged, managed = run(force)
         except Conflicts as e:
@@ -117,7 +123,7 @@ def server_side_apply(
             merged, managed = run(True)
     except ValidationErrors as e:
         raise errors.unconverted(
-            f"failed to create typed patch object ({_gvknn(applied)}): {e}"
+            f"failed to create typed patch object ({errors.gvknn(applied)}): {e}"
         ) from None
     except Conflicts as e:
         raise conflict_error(e.conflicts) from None
@@ -129,6 +135,13 @@ def server_side_apply(
     if manager == "kubectl":
         merged = _with_last_applied(merged, applied)
     return _with_managed_fields(merged, cap_update_managers(strip_untracked(managed)))
+
+
+def _go_struct(kind: Any) -> Struct | None:
+    """The Go type of a built-in kind's objects; a custom resource has none."""
+    if isinstance(kind, Kind) and not kind.custom:
+        return schema_of(kind)
+    return None
 
 
 def _set_by_client_side_apply(live: dict[str, Any], shape: Shape) -> FieldSet | None:
@@ -323,19 +336,6 @@ def _without_nulls(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_nulls(v) for v in value]
     return value
-
-
-def _gvk(obj: dict[str, Any]) -> str:
-    """A GroupVersionKind as Go prints it: `apps/v1, Kind=Deployment`, `/v1, Kind=Pod`."""
-    api_version, kind = obj.get("apiVersion"), obj.get("kind")
-    group, _, version = (api_version if isinstance(api_version, str) else "").rpartition("/")
-    kind = kind if isinstance(kind, str) else ""
-    return f"{group}/{version}, Kind={kind}"
-
-
-def _gvknn(obj: dict[str, Any]) -> str:
-    metadata = _metadata(obj)
-    return f"{metadata.get('namespace', '')}/{metadata.get('name', '')}; {_gvk(obj)}"
 
 
 def _json_kind(value: Any) -> str:

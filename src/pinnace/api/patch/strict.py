@@ -19,12 +19,19 @@ from typing import Any
 
 from pinnace.api import field
 from pinnace.api.goquote import quote
-from pinnace.api.patch.errors import bad_request, go_value
+from pinnace.api.patch.errors import bad_request, go_value, gvk, gvknn, unconverted
 from pinnace.api.patch.fieldpath import go_json
 from pinnace.api.patch.types import PatchType
+from pinnace.api.schema import SchemaError, unstructured_error
 from pinnace.api.status import StatusError
 
-__all__ = ["patch_text_errors", "refused", "strict_apply_error", "yaml_warnings"]
+__all__ = [
+    "patch_text_errors",
+    "refused",
+    "strict_apply_error",
+    "undecodable",
+    "yaml_warnings",
+]
 
 _OPERATION_FIELDS = ("op", "path", "from", "value")
 """The fields of the handler's jsonPatchOp, matched case-sensitively."""
@@ -76,12 +83,42 @@ def _undecodable(value: Any, go_type: str) -> StatusError:
 
 
 def refused(patch_type: PatchType, patch: Any, patched: Any, errors: Sequence[str]) -> StatusError:
-    """Strict's 422: NewInvalid with an empty kind and name, for the field `patch`."""
+    """Strict's 422."""
+    return _invalid(patch_type, patch, patched, "strict decoding error: " + ", ".join(errors))
+
+
+def undecodable(patch_type: PatchType, patch: Any, patched: Any, cause: SchemaError) -> StatusError:
+    """A patched object that does not fit the kind's Go types (a string where a number goes),
+    whatever the fieldValidation: a json or merge patch's is the JSON decoder's error, a
+    strategic merge patch's the unstructured converter's, in the same 422 as Strict's; an
+    apply's is a 500, its field manager's failure to convert the merged object (which
+    typed.py's checks let through: a quantity, an int-or-string)."""
+    if patch_type is PatchType.JSON or patch_type is PatchType.MERGE:
+        return _invalid(patch_type, patch, patched, str(cause))
+    if patch_type is PatchType.STRATEGIC_MERGE:
+        return _invalid(patch_type, patch, patched, _converter_error(cause, floats=False))
+    return unconverted(
+        f"failed to convert new object ({gvknn(patch)}) to proper version: unable to convert "
+        f"unstructured object to {gvk(patch)}: {_converter_error(cause, floats=True)}"
+    )
+
+
+def _converter_error(cause: SchemaError, floats: bool) -> str:
+    found = None
+    if cause.expected is not None:
+        found = unstructured_error(cause.value, cause.expected, floats=floats)
+    return str(cause) if found is None else found
+
+
+def _invalid(patch_type: PatchType, patch: Any, patched: Any, detail: str) -> StatusError:
+    """NewInvalid with an empty kind and name, for the field `patch`: its value is the
+    patched object's JSON (a json or merge patch) or the patch as Go's `%+v` prints a map
+    (a strategic merge patch)."""
     if patch_type is PatchType.STRATEGIC_MERGE:
         value = go_value(patch)
     else:
         value = go_json(_sorted(patched))
-    cause = field.invalid("patch", value, "strict decoding error: " + ", ".join(errors))
+    cause = field.invalid("patch", value, detail)
     return StatusError(422, "Invalid", f' "" is invalid: {cause}', {"causes": [cause.cause()]})
 
 

@@ -28,7 +28,7 @@ from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.instrumentation import RequestLabels, RequestMetrics, request_labels
 from pinnace.apiserver.http.openapi_protobuf import PublishedProtobuf
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.resources import ResourceHandler
+from pinnace.apiserver.http.resources import ComponentChecks, ResourceHandler
 from pinnace.apiserver.http.responses import (
     TEXT_PLAIN,
     Response,
@@ -104,6 +104,7 @@ class APIApp:
         dashboard: DashboardPages | None = None,
         security: Security | None = None,
         history: PodHistory | None = None,
+        components: ComponentChecks | None = None,
     ) -> None:
         self.server = server
         self.security = security or Security(server.authorizer)
@@ -137,7 +138,7 @@ class APIApp:
             api_audiences=server.service_account_tokens.audiences,
             cache=TokenCache(server.clock.now),
         )
-        self.resources = ResourceHandler(server, generator, tokens)
+        self.resources = ResourceHandler(server, generator, tokens, components)
         self._ending = asyncio.Event()
 
     def end_streams(self) -> None:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pinnace.api import status
 from pinnace.api.authorization import reviews
+from pinnace.api.core.componentstatus import COMPONENT_STATUS, ComponentHealth, component_status
 from pinnace.api.decode import NO_REPEATS, Repeats, decode
 from pinnace.api.fieldselector import rename_field_labels
 from pinnace.api.kind import Kind
@@ -52,12 +54,24 @@ if TYPE_CHECKING:
 INCLUDE_OBJECT: tuple[IncludeObject, ...] = ("None", "Metadata", "Object")
 
 
+ComponentChecks = Callable[[], Awaitable[list[ComponentHealth]]]
+"""Checks the control plane's components now (the ComponentStatuses served)."""
+
+
 class ResourceHandler:
-    def __init__(self, server: APIServer, rand: random.Random, tokens: Authenticator) -> None:
+    def __init__(
+        self,
+        server: APIServer,
+        rand: random.Random,
+        tokens: Authenticator,
+        components: ComponentChecks | None = None,
+    ) -> None:
         self.server = server
         self.rand = rand
         self.tokens = tokens
         """Answers TokenReviews."""
+        self.components = components
+        """The checks behind ComponentStatuses; None: there are none to report."""
 
     async def handle(self, request: Request, target: ResourceTarget) -> Response:
         """The answer, with the `Warning` of a deprecated custom resource version whatever
@@ -82,6 +96,8 @@ class ResourceHandler:
         verb = _verb(request.method, target)
         if verb not in target.kind.verbs:
             raise _terminating(target.kind) if target.kind.terminating else method_not_allowed()
+        if target.kind is COMPONENT_STATUS:
+            return await self.component_statuses(request, target, encoder)
         if verb == "list":
             return await self.list_or_watch(request, target, encoder)
         if verb == "get":
@@ -111,6 +127,31 @@ class ResourceHandler:
         response = encoder.list(listed)
         response.headers += warning_headers(deletion.delete_warnings(target.kind, options))
         return response
+
+    async def component_statuses(
+        self, request: Request, target: ResourceTarget, encoder: Encoder
+    ) -> Response:
+        """The components checked now, as componentstatus' REST serves them: a list filtered
+        by its selectors (it has no watch), or the one named; a name it does not check is
+        the registry's plain error, a 500."""
+        checked = [] if self.components is None else await self.components()
+        if target.name:
+            found = [health for health in checked if health.name == target.name]
+            if not found:
+                raise status.StatusError(500, "", f"Component not found: {target.name}")
+            return encoder.object(component_status(found[0]))
+        listing = params.list_options(request.query, self.rand, target.watch_path)
+        if listing.watch:
+            raise method_not_allowed()
+        selected = filter_for(target.kind, listing.options)
+        items = [component_status(health) for health in checked]
+        listed = {
+            "kind": "ComponentStatusList",
+            "apiVersion": "v1",
+            "metadata": {},
+            "items": [item for item in items if selected.matches(item)],
+        }
+        return encoder.list(listed)
 
     async def review(self, target: ResourceTarget, body: Object) -> Any:
         """A review answered at once, never stored (`auth.reviews`); `body` decoded as any

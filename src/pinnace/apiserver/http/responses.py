@@ -17,8 +17,8 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.tables import IncludeObject, to_table
-from pinnace.api.template_meta import written
 from pinnace.api.versions import ServedVersion
+from pinnace.api.written import written
 from pinnace.apiserver.http import negotiation
 from pinnace.apiserver.http.negotiation import Negotiated, Output
 
@@ -216,7 +216,7 @@ class Encoder:
         return {**listed, "items": [self._at_version(i) for i in listed["items"]]}
 
     def _at_version(self, obj: Object) -> Object:
-        """`obj` at the version it is served at, as Go writes it (`template_meta.written`).
+        """`obj` at the version it is served at, as Go writes it (`pinnace.api.written`).
         A custom resource written before its CRD's storage version changed is still stored at
         the old one: apiextensions-apiserver converts it on the way out (strategy None: only
         apiVersion changes)."""

@@ -536,8 +536,10 @@ class APIServer:
         given (a json, merge or strategic merge patch), so it gets the stored object itself;
         what it returns may share parts with it, which decoding copies unless nothing would
         change them in place before they are stored (no defaulting: the update path after it
-        leaves the stored object's parts alone). `track` (stored, new) -> new records the write in
-        managedFields, once the new object is decoded and defaulted."""
+        leaves the stored object's parts alone). A patch of this process's own
+        (`options.decoded`) is taken as it is once applied, but for one whose parts shared with
+        the stored object defaulting would change. `track` (stored, new) -> new records the
+        write in managedFields, once the new object is decoded and defaulted."""
         options = options or WriteOptions()
         defaulted = self._defaulted(kind, subresource)
 
@@ -545,7 +547,10 @@ class APIServer:
             new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            decoded = decode(new, kind, basis=old, share=pure and not defaulted)
+            if options.decoded and not (pure and defaulted):
+                decoded = as_decoded(new, kind)
+            else:
+                decoded = decode(new, kind, basis=old, share=pure and not defaulted)
             if validation is not None:
                 validation.decoded(new, decoded.warnings)
             if defaulted:

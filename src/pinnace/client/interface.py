@@ -125,6 +125,22 @@ class Client(ABC):
         subresource: str = "",
     ) -> Object: ...
 
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        """`patch` with a document this process built and hands over, in the form decoding
+        gives once applied, as for `create_own` (the kubelet's pod status: a zero Go's
+        encoding leaves out is a null, which removes it): an API server in the same process
+        takes the patched object as it is; over HTTP it is `patch`."""
+        return await self.patch(kind, namespace, name, patch, patch_type, subresource=subresource)
+
     @abstractmethod
     async def delete(
         self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None = None

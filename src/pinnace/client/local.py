@@ -147,10 +147,38 @@ class LocalClient(Client):
         *,
         subresource: str = "",
     ) -> Object:
+        return await self._patch(
+            kind, namespace, name, patch, patch_type, subresource, self._write_options
+        )
+
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        return await self._patch(
+            kind, namespace, name, patch, patch_type, subresource, self._own_options
+        )
+
+    async def _patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType,
+        subresource: str,
+        options: WriteOptions,
+    ) -> Object:
         conversion = _conversion(kind)
         if conversion is None:
             result = await self._server.patch(
-                kind, namespace, name, patch_type, patch, self._write_options, subresource
+                kind, namespace, name, patch_type, patch, options, subresource
             )
             return result.obj
         result = await self._server.patch(
@@ -159,7 +187,7 @@ class LocalClient(Client):
             name,
             patch_type,
             patch,
-            self._options_at(conversion, self._write_options),
+            self._options_at(conversion, options),
             subresource,
             conversion,
         )

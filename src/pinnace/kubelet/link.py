@@ -116,6 +116,21 @@ class Link(Client):
             kind, namespace, name, patch, patch_type, subresource=subresource
         )
 
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        self._check()
+        return await self._client.patch_own(
+            kind, namespace, name, patch, patch_type, subresource=subresource
+        )
+
     async def delete(
         self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None = None
     ) -> Object:

@@ -1,9 +1,9 @@
 """Objects a component of this process builds in decoded form (`Client.create_own`: the Events
-it records; `Client.patch_own`: the kubelet's pod status; the kubelet's TokenRequests,
-`Client.grant_token`) are taken as they are, without the API server decoding them again:
-every such write here is also decoded, and what is stored (or answered) must be the decoded
-one, byte for byte (the JSON text the event log's digests and every reader see). Every test of
-tests/kubelet checks the same (its conftest)."""
+it records; `Client.patch_own`: the kubelet's pod status; `Client.update_own`: its Lease
+renewals; the kubelet's TokenRequests, `Client.grant_token`) are taken as they are, without
+the API server decoding them again: every such write here is also decoded, and what is stored
+(or answered) must be the decoded one, byte for byte (the JSON text the event log's digests and
+every reader see). Every test of tests/kubelet checks the same (its conftest)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from tests.client.conftest import CONFIG_MAPS, EVENTS, PODS, Cluster, config_map, pod
 from tests.client.own_writes import Checked, checking
+from tests.kubelet.conftest import CONFIG, Node
 from tests.sim import small_cluster
 
 from pinnace.api.status import StatusError
@@ -195,3 +196,13 @@ def test_a_simulated_clusters_pod_statuses_are_taken_as_they_would_decode(
     [oom] = statuses["oom"]["containerStatuses"]
     assert liveness["restartCount"] > 0
     assert oom["lastState"]["terminated"]["reason"] == "OOMKilled"
+
+
+def test_a_nodes_lease_renewals_are_taken_as_they_would_decode(checked: Checked) -> None:
+    """`Client.update_own`: each renewal is the Lease last written with a new renewTime."""
+    node = Node(CONFIG)
+    try:
+        node.settle(60)
+    finally:
+        node.close()
+    assert checked.writes["Lease"] >= 6

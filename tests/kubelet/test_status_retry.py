@@ -94,7 +94,7 @@ def test_a_node_status_refused_with_a_conflict_is_posted_again_at_once(node: Nod
 
 
 def test_a_lease_renewal_refused_with_conflicts_renews_the_lease_read_again(node: Node) -> None:
-    update, tried = node.client.update, []
+    update, tried = node.client.update_own, []  # as the agent renews its Lease
 
     async def refused(kind: Any, obj: Any) -> Any:
         if kind is LEASES:
@@ -106,7 +106,7 @@ def test_a_lease_renewal_refused_with_conflicts_renews_the_lease_read_again(node
                 raise conflict(LEASES, m["name"])
         return await update(kind, obj)
 
-    node.client.update = refused  # type: ignore[method-assign]
+    node.client.update_own = refused  # type: ignore[method-assign]
     before = node.run(node.client.get(LEASES, "kube-node-lease", "node-1"))
     node.settle(10)
     lease = node.run(node.client.get(LEASES, "kube-node-lease", "node-1"))

@@ -484,8 +484,11 @@ class APIServer:
         name (a patch has none; its uid is only validated as immutable). `json_body`: as for
         `create`, and so is `repeats`."""
         options = options or WriteOptions()
-        strict = options.field_validation == "Strict"
-        decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
+        if options.decoded:
+            decoded = as_decoded(body, kind)
+        else:
+            strict = options.field_validation == "Strict"
+            decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
         new = decoded.obj
         self.check_namespace(kind, new, namespace)
         _check_name(new, name)

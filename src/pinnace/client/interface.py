@@ -105,6 +105,12 @@ class Client(ABC):
         """PUT `obj` (namespace and name from its metadata). Its resourceVersion, when set, is
         a precondition: a stale one fails with 409 Conflict."""
 
+    async def update_own(self, kind: Kind, obj: Object) -> Object:
+        """`update` with an object this process built in the form decoding gives and hands
+        over, as for `create_own` (the kubelet's Lease, renewed from the one last written):
+        an API server in the same process takes it as it is; over HTTP it is `update`."""
+        return await self.update(kind, obj)
+
     @abstractmethod
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         """PUT the status subresource: only `obj`'s status is written."""

@@ -123,17 +123,22 @@ class LocalClient(Client):
     async def update(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "")
 
+    async def update_own(self, kind: Kind, obj: Object) -> Object:
+        return await self._update(kind, obj, "", self._own_options)
+
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "status")
 
     async def update_finalize(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "finalize")
 
-    async def _update(self, kind: Kind, obj: Object, subresource: str) -> Object:
+    async def _update(
+        self, kind: Kind, obj: Object, subresource: str, options: WriteOptions | None = None
+    ) -> Object:
         m = obj.get("metadata") or {}
         namespace, name = m.get("namespace") or "", m.get("name") or ""
         result = await self._server.update(
-            kind, namespace, name, obj, self._write_options, subresource
+            kind, namespace, name, obj, options or self._write_options, subresource
         )
         return result.obj
 

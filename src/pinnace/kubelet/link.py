@@ -93,6 +93,10 @@ class Link(Client):
         self._check()
         return await self._client.update(kind, obj)
 
+    async def update_own(self, kind: Kind, obj: Object) -> Object:
+        self._check()
+        return await self._client.update_own(kind, obj)
+
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         self._check()
         return await self._client.update_status(kind, obj)

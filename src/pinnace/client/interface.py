@@ -107,8 +107,9 @@ class Client(ABC):
 
     async def update_own(self, kind: Kind, obj: Object) -> Object:
         """`update` with an object this process built in the form decoding gives and hands
-        over, as for `create_own` (the kubelet's Lease, renewed from the one last written):
-        an API server in the same process takes it as it is; over HTTP it is `update`."""
+        over, as for `create_own` (the kubelet's Lease, renewed from the one last written; a
+        Lease has no defaults, which would change in place what it shares with the stored
+        one): an API server in the same process takes it as it is; over HTTP it is `update`."""
         return await self.update(kind, obj)
 
     @abstractmethod

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from tests.client.conftest import EVENTS, Cluster
+from tests.client.own_writes import Checked, checking
 
 from pinnace.api.features import FeatureGates
 from pinnace.api.objects import Object
@@ -83,3 +84,11 @@ def node() -> Iterator[Node]:
     n = Node(CONFIG)
     yield n
     n.close()
+
+
+@pytest.fixture(autouse=True)
+def own_writes_decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Checked]:
+    """Every own write of these tests' agents (a pod's status, its Events and tokens) is also
+    decoded, and must be stored as decoding would store it: the crash loops, probes, volumes,
+    evictions, resizes and restarts here are the statuses the kubelet builds."""
+    yield from checking(monkeypatch)

@@ -24,8 +24,11 @@ def conflict(kind: Any, name: str) -> status.StatusError:
 
 def refuse_status_patches(node: Node, kind: Any, name: str, times: int = 1) -> list[float]:
     """The agent's next `times` status patches of `name` find that another writer has just
-    changed it, and fail with a 409; returns when every status patch of it was tried."""
+    changed it, and fail with a 409; returns when every status patch of it was tried (a
+    pod's status is patched with `patch_own`, a node's with `patch`)."""
     patch, tried = node.client.patch, []
+    method = "patch_own" if kind is PODS else "patch"
+    write = getattr(node.client, method)
 
     async def refused(k: Any, namespace: str, n: str, body: Any, *a: Any, **kw: Any) -> Any:
         if k is kind and n == name and kw.get("subresource") == "status":
@@ -33,9 +36,9 @@ def refuse_status_patches(node: Node, kind: Any, name: str, times: int = 1) -> l
             if len(tried) <= times:
                 await patch(k, namespace, n, OTHER_WRITER)
                 raise conflict(k, n)
-        return await patch(k, namespace, n, body, *a, **kw)
+        return await write(k, namespace, n, body, *a, **kw)
 
-    node.client.patch = refused  # type: ignore[method-assign,assignment]
+    setattr(node.client, method, refused)
     return tried
 
 
@@ -91,7 +94,7 @@ def test_a_node_status_refused_with_a_conflict_is_posted_again_at_once(node: Nod
 
 
 def test_a_lease_renewal_refused_with_conflicts_renews_the_lease_read_again(node: Node) -> None:
-    update, tried = node.client.update, []
+    update, tried = node.client.update_own, []  # as the agent renews its Lease
 
     async def refused(kind: Any, obj: Any) -> Any:
         if kind is LEASES:
@@ -103,7 +106,7 @@ def test_a_lease_renewal_refused_with_conflicts_renews_the_lease_read_again(node
                 raise conflict(LEASES, m["name"])
         return await update(kind, obj)
 
-    node.client.update = refused  # type: ignore[method-assign]
+    node.client.update_own = refused  # type: ignore[method-assign]
     before = node.run(node.client.get(LEASES, "kube-node-lease", "node-1"))
     node.settle(10)
     lease = node.run(node.client.get(LEASES, "kube-node-lease", "node-1"))

@@ -23,7 +23,7 @@ def test_a_status_write_racing_a_delete_and_recreate_does_not_land_on_the_new_po
 
     # The write the container's exit causes finds the pod replaced (force-deleted and
     # recreated, unbound) between the agent reading it and the write arriving.
-    patch = node.client.patch
+    patch = node.client.patch_own  # as the agent patches a pod's status
     status_writes: list[dict[str, Any]] = []
     new_pod: dict[str, Any] = {}
 
@@ -39,7 +39,7 @@ def test_a_status_write_racing_a_delete_and_recreate_does_not_land_on_the_new_po
                 new_pod.update((await node.server.create(PODS, namespace, pod("web"))).obj)
         return await patch(kind, namespace, name, body, *a, **k)
 
-    node.client.patch = racing_patch  # type: ignore[method-assign]
+    node.client.patch_own = racing_patch  # type: ignore[method-assign]
     with caplog.at_level(logging.WARNING):
         node.settle(5)
     assert new_pod, "the container's exit wrote no status"

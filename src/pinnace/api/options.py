@@ -50,8 +50,9 @@ class WriteOptions:
     ServedVersion's)."""
     validate_update: Callable[[Any, Any], list[FieldError]] | None = None
     decoded: bool = False
-    """The body is one this process built in the form decoding gives (`Client.create_own`):
-    it is taken as it is, as decoding would give it back unchanged."""
+    """The body (a create's or an update's object; a patch's object once patched) is one this
+    process built in the form decoding gives (`Client.create_own`, `Client.update_own`,
+    `Client.patch_own`): it is taken as it is, as decoding would give it back unchanged."""
 
 
 @dataclass(frozen=True)

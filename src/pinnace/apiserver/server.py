@@ -484,8 +484,11 @@ class APIServer:
         name (a patch has none; its uid is only validated as immutable). `json_body`: as for
         `create`, and so is `repeats`."""
         options = options or WriteOptions()
-        strict = options.field_validation == "Strict"
-        decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
+        if options.decoded:
+            decoded = as_decoded(body, kind)
+        else:
+            strict = options.field_validation == "Strict"
+            decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
         new = decoded.obj
         self.check_namespace(kind, new, namespace)
         _check_name(new, name)
@@ -537,8 +540,10 @@ class APIServer:
         given (a json, merge or strategic merge patch), so it gets the stored object itself;
         what it returns may share parts with it, which decoding copies unless nothing would
         change them in place before they are stored (no defaulting: the update path after it
-        leaves the stored object's parts alone). `track` (stored, new) -> new records the write in
-        managedFields, once the new object is decoded and defaulted."""
+        leaves the stored object's parts alone). A patch of this process's own
+        (`options.decoded`) is taken as it is once applied, but for one whose parts shared with
+        the stored object defaulting would change. `track` (stored, new) -> new records the
+        write in managedFields, once the new object is decoded and defaulted."""
         options = options or WriteOptions()
         defaulted = self._defaulted(kind, subresource)
 
@@ -546,12 +551,15 @@ class APIServer:
             new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            try:
-                decoded = decode(new, kind, basis=old, share=pure and not defaulted)
-            except Undecodable as e:
-                if validation is None:
-                    raise
-                raise validation.undecodable(new, e.cause) from None
+            if options.decoded and not (pure and defaulted):
+                decoded = as_decoded(new, kind)
+            else:
+                try:
+                    decoded = decode(new, kind, basis=old, share=pure and not defaulted)
+                except Undecodable as e:
+                    if validation is None:
+                        raise
+                    raise validation.undecodable(new, e.cause) from None
             if validation is not None:
                 validation.decoded(new, decoded.warnings)
             if defaulted:

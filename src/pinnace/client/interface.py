@@ -105,6 +105,13 @@ class Client(ABC):
         """PUT `obj` (namespace and name from its metadata). Its resourceVersion, when set, is
         a precondition: a stale one fails with 409 Conflict."""
 
+    async def update_own(self, kind: Kind, obj: Object) -> Object:
+        """`update` with an object this process built in the form decoding gives and hands
+        over, as for `create_own` (the kubelet's Lease, renewed from the one last written; a
+        Lease has no defaults, which would change in place what it shares with the stored
+        one): an API server in the same process takes it as it is; over HTTP it is `update`."""
+        return await self.update(kind, obj)
+
     @abstractmethod
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         """PUT the status subresource: only `obj`'s status is written."""
@@ -124,6 +131,22 @@ class Client(ABC):
         *,
         subresource: str = "",
     ) -> Object: ...
+
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        """`patch` with a document this process built and hands over, in the form decoding
+        gives once applied, as for `create_own` (the kubelet's pod status: a zero Go's
+        encoding leaves out is a null, which removes it): an API server in the same process
+        takes the patched object as it is; over HTTP it is `patch`."""
+        return await self.patch(kind, namespace, name, patch, patch_type, subresource=subresource)
 
     @abstractmethod
     async def delete(

@@ -123,17 +123,22 @@ class LocalClient(Client):
     async def update(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "")
 
+    async def update_own(self, kind: Kind, obj: Object) -> Object:
+        return await self._update(kind, obj, "", self._own_options)
+
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "status")
 
     async def update_finalize(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "finalize")
 
-    async def _update(self, kind: Kind, obj: Object, subresource: str) -> Object:
+    async def _update(
+        self, kind: Kind, obj: Object, subresource: str, options: WriteOptions | None = None
+    ) -> Object:
         m = obj.get("metadata") or {}
         namespace, name = m.get("namespace") or "", m.get("name") or ""
         result = await self._server.update(
-            kind, namespace, name, obj, self._write_options, subresource
+            kind, namespace, name, obj, options or self._write_options, subresource
         )
         return result.obj
 
@@ -147,10 +152,38 @@ class LocalClient(Client):
         *,
         subresource: str = "",
     ) -> Object:
+        return await self._patch(
+            kind, namespace, name, patch, patch_type, subresource, self._write_options
+        )
+
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        return await self._patch(
+            kind, namespace, name, patch, patch_type, subresource, self._own_options
+        )
+
+    async def _patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType,
+        subresource: str,
+        options: WriteOptions,
+    ) -> Object:
         conversion = _conversion(kind)
         if conversion is None:
             result = await self._server.patch(
-                kind, namespace, name, patch_type, patch, self._write_options, subresource
+                kind, namespace, name, patch_type, patch, options, subresource
             )
             return result.obj
         result = await self._server.patch(
@@ -159,7 +192,7 @@ class LocalClient(Client):
             name,
             patch_type,
             patch,
-            self._options_at(conversion, self._write_options),
+            self._options_at(conversion, options),
             subresource,
             conversion,
         )

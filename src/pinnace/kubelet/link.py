@@ -93,6 +93,10 @@ class Link(Client):
         self._check()
         return await self._client.update(kind, obj)
 
+    async def update_own(self, kind: Kind, obj: Object) -> Object:
+        self._check()
+        return await self._client.update_own(kind, obj)
+
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         self._check()
         return await self._client.update_status(kind, obj)
@@ -113,6 +117,21 @@ class Link(Client):
     ) -> Object:
         self._check()
         return await self._client.patch(
+            kind, namespace, name, patch, patch_type, subresource=subresource
+        )
+
+    async def patch_own(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        self._check()
+        return await self._client.patch_own(
             kind, namespace, name, patch, patch_type, subresource=subresource
         )
 

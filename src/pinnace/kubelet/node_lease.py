@@ -145,7 +145,8 @@ class NodeLease:
             at = self.client.clock.now() if renewed_at is None else renewed_at
             renewed = {**lease, "spec": {**lease["spec"], "renewTime": format_micro_time(at)}}
             try:
-                self.lease = await self.client.update(LEASES, renewed)
+                # The Lease as the API server gave it, with a canonical MicroTime: decoded.
+                self.lease = await self.client.update_own(LEASES, renewed)
                 return
             except StatusError as e:
                 if attempt == LEASE_UPDATE_RETRIES - 1:

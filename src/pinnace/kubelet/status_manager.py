@@ -140,8 +140,10 @@ class StatusManager:
         recreated under the same name meanwhile: the API server refuses it (422, the uid is
         immutable), which `_gone` reads as the pod being gone. It drops the scheduler's
         status.nominatedNodeName: the kubelet's patch turns the stored status into the one it
-        generated, which has none (so a preemptor, once running, is nominated no more)."""
-        written = await self.client.patch(
+        generated, which has none (so a preemptor, once running, is nominated no more). The
+        status is built in the form decoding gives once patched (`Client.patch_own`:
+        tests/client/test_own_writes.py holds every such write to what decoding makes of it)."""
+        written = await self.client.patch_own(
             PODS,
             m["namespace"],
             m["name"],

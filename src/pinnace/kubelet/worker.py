@@ -1457,8 +1457,10 @@ class PodWorker:
             "conditions": merged_conditions(self._foreign, conditions, None),
             "hostIP": self.host.host_ip,
             "hostIPs": ips,
-            "podIP": pod_ip,
-            "podIPs": [{"ip": pod_ip}] if pod_ip else [],
+            # Before its sandbox, none: a null, which takes a stored one out, as the status
+            # patch is a merge patch whose result is stored as decoding leaves it (omitempty).
+            "podIP": pod_ip or None,
+            "podIPs": [{"ip": pod_ip}] if pod_ip else None,
             "startTime": format_time(self.start_time),
             "containerStatuses": [container_status_entry(c) for c in self.apps],
         }

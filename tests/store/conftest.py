@@ -3,10 +3,11 @@ MemoryStore on the virtual loop (no threads, no real waiting), SQLiteStore and E
 real one. Each test starts an etcd of its own, so that its first store starts at revision 1; the
 stores a test opens one after another there (one per example of a property) each have a key
 prefix of their own. The
-"packed" backend is a MemoryStore that keeps only the latest change unpacked, so that reads and
-watch replays go through the packed form, and settles keys in blocks of one or two, so that
-blocks split and merge often; the "unsettled" one packs as often but settles no key (the
-simulated mode's store)."""
+"packed" backend is a MemoryStore that keeps only the latest change unpacked and holds no key's
+past it, so that reads and watch replays go through the packed form, and settles keys in blocks
+of one or two, so that blocks split and merge often; the "unsettled" one packs as often but
+holds one key's latest change (the one written last, of those past the recent one) and settles
+no key (the simulated mode's store)."""
 
 from __future__ import annotations
 
@@ -41,9 +42,13 @@ class Backend:
         if self.name == "memory":
             return MemoryStore(**options)
         if self.name == "packed":
-            return MemoryStore(recent_versions=1, settled_block=1, segment_bytes=256, **options)
+            return MemoryStore(
+                recent_versions=1, held_versions=0, settled_block=1, segment_bytes=256, **options
+            )
         if self.name == "unsettled":
-            return MemoryStore(recent_versions=1, segment_bytes=256, settle_keys=False, **options)
+            return MemoryStore(
+                recent_versions=1, held_versions=1, segment_bytes=256, settle_keys=False, **options
+            )
         return SQLiteStore(path or self.new_path(), **options)
 
     def run(self, body: Callable[[Store], Awaitable[T]], **options: Any) -> T:

@@ -70,7 +70,6 @@ def test_compaction_and_settling_release_the_mappings_and_reads_stay_right(
         segment_bytes=512,
         settle_keys=settle_keys,
         # Some keys' latest changes held as written, more of them than may be.
-        renewed_prefixes=("pods/ns/p1", "leases/"),
         held_versions=rng.choice([0, 50]),
     )
     # More keys than settle takes in a step, so that some are written before they settle; one
@@ -111,33 +110,3 @@ def test_compaction_and_settling_release_the_mappings_and_reads_stay_right(
     while state.settle():
         pass
     assert len(state._segments) <= 1
-
-
-def test_a_renewed_keys_latest_change_is_held_as_written_until_replaced() -> None:
-    """A Lease renewed long after its last write is read without unpacking it (the object
-    held is the one returned), and packed once replaced; other keys, and renewed keys past
-    the bound, are packed as they leave the recent changes."""
-    state = MvccState(recent_versions=2, renewed_prefixes=("leases/",), held_versions=2)
-    for i, key in enumerate(["leases/n/a", "leases/n/b", "leases/n/c", "pods/ns/p"], start=2):
-        state.apply(WatchEvent("ADDED", key, {"kind": "Lease", "n": i}, None, i))
-    for i in range(6, 12):
-        state.apply(WatchEvent("ADDED", f"events/ns/e{i}", {"kind": "Event", "n": i}, None, i))
-    a = state.get("leases/n/a", state.revision)
-    assert a == {"kind": "Lease", "n": 2} and state.get("leases/n/a", state.revision) is a
-    # The third Lease is past the bound, and a pod is not renewed on a clock: packed.
-    for key in ("leases/n/c", "pods/ns/p"):
-        assert state.get(key, state.revision) is not state.get(key, state.revision)
-    state.apply(WatchEvent("MODIFIED", "leases/n/a", {"kind": "Lease", "n": 12}, None, 12))
-    before = state.get("leases/n/a", 11)
-    assert before == a and before is not a  # the replaced change, packed
-    assert state.get("leases/n/a", 12) == {"kind": "Lease", "n": 12}
-    state.apply(WatchEvent("DELETED", "leases/n/b", {"kind": "Lease", "n": 3}, None, 13))
-    assert state.get("leases/n/b", 13) is None and state.get("leases/n/b", 12) == {
-        "kind": "Lease",
-        "n": 3,
-    }
-    state.compact(13)
-    while state.settle():
-        pass
-    assert state.get("leases/n/a", 13) == {"kind": "Lease", "n": 12}
-    assert [o["n"] for o in state.list("leases/", 13, 0, None).items] == [12, 4]

@@ -21,7 +21,7 @@ from pinnace.store.interface import (
     WatchClosedError,
     WatchEvent,
 )
-from pinnace.store.mvcc import RECENT_VERSIONS, MvccState
+from pinnace.store.mvcc import HELD_VERSIONS, RECENT_VERSIONS, MvccState
 from pinnace.store.segments import SEGMENT_BYTES
 from pinnace.store.settled import BLOCK
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER, WatchHub
@@ -51,15 +51,17 @@ class MvccStore(Store):
         segment_bytes: int = SEGMENT_BYTES,
         codec: Codec | None = None,
         settle_keys: bool = True,
+        held_versions: int = HELD_VERSIONS,
     ) -> None:
         """`recent_versions`: how many of the latest changes keep their objects as written
-        (see `MvccState`); the rest are kept packed, by `codec` (a new one by default).
+        (see `MvccState`), and `held_versions` how many live keys' latest changes past them
+        at most; the rest are kept packed, by `codec` (a new one by default).
         `settled_block`: keys per block of the keys compaction settles (see `SettledKeys`);
         `settle_keys`: whether it settles any (see `MvccState`). `segment_bytes`: the size of
         a mapping of the packed changes compaction has not reached (see `Segments`)."""
         self.codec = codec if codec is not None else Codec()
         self._state = MvccState(
-            recent_versions, settled_block, segment_bytes, self.codec, settle_keys
+            recent_versions, settled_block, segment_bytes, self.codec, settle_keys, held_versions
         )
         self._hub = WatchHub(self._state, watch_buffer)
         self._observers: list[Callable[[WatchEvent], None]] = []

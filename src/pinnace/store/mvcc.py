@@ -14,12 +14,13 @@ Most keys of a large cluster hold one object that has not changed since the comp
 `SettledKeys`, compressed blocks of keys and objects (about 100 bytes a key instead of 330),
 until it is written again.
 
-A key renewed on a clock (a node's Lease, every 10 s) would leave the recent changes between
-two of its writes on a large cluster (5,000 nodes' renewals alone are 500 writes a second):
-each renewal would unpack the Lease to read it, only to replace it. The latest change of a key
-under `RENEWED_PREFIXES` is *held* as written once it leaves the recent ones, and packed only
-once a later change replaces it (a renewal packs the one before, as any write leaving the
-recent ones would), up to `HELD_VERSIONS` keys (about 1.2 KB each).
+A key still written (a pod between its creation, binding and status updates, a node's Lease
+renewed every 10 s) would leave the recent changes between two of its writes on a large
+cluster, and each read or write of it would unpack it again, only to replace it. So the latest
+change of a live key is *held* as written once it leaves the recent ones, and packed only once a
+later change replaces it (a write packs the one before, as any write leaving the recent ones
+would), or once more than `HELD_VERSIONS` keys are held: then the one written longest ago (a
+pod that has run unchanged since, an Event) is. A deleted key holds nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import builtins
 import struct
 from bisect import bisect_left, bisect_right
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from typing import TypeGuard
 
@@ -51,12 +52,9 @@ INITIAL_REVISION = 1
 """The revision of a new, empty store; also its first compacted revision."""
 RECENT_VERSIONS = 2048
 """The latest changes whose objects are kept as written rather than packed."""
-RENEWED_PREFIXES = ("coordination.k8s.io/leases/",)
-"""Where the keys renewed on a clock are (the API server's key layout, `apiserver.keys`):
-Leases, of nodes and of leader elections."""
 HELD_VERSIONS = 16384
-"""Keys under `RENEWED_PREFIXES` whose latest change is held as written, at most; past as
-many, they are packed as any other."""
+"""Live keys whose latest change is held as written past the recent ones, at most (a pod is
+~10 KB held, ~2.3 KB packed as plain JSON: see `MvccState`)."""
 SETTLE_STEP = 256
 """Keys settled at a time: `settle` rebuilds at most as many blocks."""
 RESTORE_BATCH = 4096
@@ -203,7 +201,6 @@ class MvccState:
         segment_bytes: int = SEGMENT_BYTES,
         codec: Codec | None = None,
         settle_keys: bool = True,
-        renewed_prefixes: tuple[str, ...] = RENEWED_PREFIXES,
         held_versions: int = HELD_VERSIONS,
     ) -> None:
         """`block`: keys per block of settled keys (see `SettledKeys`); `segment_bytes`: the
@@ -211,8 +208,8 @@ class MvccState:
         (a new one by default); `settle_keys`: whether compaction settles keys at all (else
         each keeps its packed version in its history: ~230 bytes more a key, for less work on
         every write, read and compaction of an object that lives past one);
-        `renewed_prefixes`, `held_versions`: the keys whose latest change is held as written
-        past the recent ones, and how many at most."""
+        `held_versions`: how many live keys' latest changes are held as written past the
+        recent ones, at most."""
         self._codec = codec = codec if codec is not None else Codec()
         self._settle_keys = settle_keys
         # Per key not settled, its retained changes. A key whose latest change is a DELETED
@@ -235,10 +232,10 @@ class MvccState:
         # done ahead (off the event loop); compaction takes the versions it passes.
         self._recent: deque[tuple[Version, bytes | None]] = deque()
         self._recent_versions = recent_versions
-        # Of the keys under _renewed, those whose latest change has left _recent, with it
-        # (and its packed object, if made ahead): packed once a later change replaces it.
-        self._held: dict[str, tuple[Version, bytes | None]] = {}
-        self._renewed = renewed_prefixes
+        # The live keys whose latest change has left _recent, with it (and its packed object,
+        # if made ahead), the one written longest ago first: packed once a later change
+        # replaces it, or once it is first of more than _held_versions.
+        self._held: OrderedDict[str, tuple[Version, bytes | None]] = OrderedDict()
         self._held_versions = held_versions
         self._versions = 0
         # The object `get` read last, by key and revision: a write reads its key again at
@@ -251,6 +248,11 @@ class MvccState:
     def retained_versions(self) -> int:
         """How many changes (object versions and tombstones) the state holds."""
         return self._versions
+
+    @property
+    def held_versions(self) -> int:
+        """How many keys' latest changes are held as written past the recent ones."""
+        return len(self._held)
 
     def read_revision(self, revision: int | None) -> int:
         """`revision`, or the current one for None or 0, checked to be readable."""
@@ -499,19 +501,24 @@ class MvccState:
             self._leave_recent(*recent.popleft())
 
     def _leave_recent(self, version: Version, packed: bytes | None) -> None:
-        """A version leaves the recent ones: held if its key is renewed on a clock and it is
-        the key's latest change, else packed."""
-        key = version.key
-        if (
-            key.startswith(self._renewed)
-            and version.type != "DELETED"
-            and len(self._held) < self._held_versions
-        ):
-            history = self._history.get(key)
+        """A version leaves the recent ones: held if it is its key's live latest change, else
+        packed."""
+        if version.type != "DELETED":
+            history = self._history.get(version.key)
             if history is version or (isinstance(history, list) and history[-1] is version):
-                self._held[key] = (version, packed)
+                held = self._held
+                held[version.key] = (version, packed)
+                if len(held) > self._held_versions:
+                    self._release(*held.popitem(last=False)[1])
                 return
         self._pack(version, packed)
+
+    def _release(self, version: Version, packed: bytes | None) -> None:
+        """A held version is packed while it is still its key's latest: the key settles as
+        one compaction left would, if compaction has passed it."""
+        self._pack(version, packed)
+        if version.revision <= self.compacted_revision:
+            self._unsettled.append(version.key)
 
     def _pack(self, version: Version, packed: bytes | None) -> None:
         """Keep only the packed form of a version leaving the recent ones (or held), if it is

@@ -178,6 +178,27 @@ def test_a_partial_search_goes_round_the_nodes(clock: VirtualClock) -> None:
     assert all(r.node_name for r in results)
 
 
+def test_a_partial_search_takes_the_feasible_nodes_in_the_order_it_visits_them(
+    clock: VirtualClock,
+) -> None:
+    """findNodesThatPassFilters with percentageOfNodesToScore: going round the nodes from where
+    the last cycle stopped, the first feasible ones wanted, and the next cycle starting after
+    the last node looked at (all of them when fewer were feasible)."""
+    scheduler = scheduler_with(clock, node("n"), percentage_of_nodes_to_score=1)
+    profile = next(iter(scheduler.profiles.values()))
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(101, 400))
+        feasible = rng.random(n) < rng.choice([0.05, 0.3, 0.9, 1.0])
+        start = scheduler._next_start_node_index = int(rng.integers(n))
+        wanted = num_feasible_nodes_to_find(1, n)
+        visited = [(start + i) % n for i in range(n)]
+        expected = [i for i in visited if feasible[i]][:wanted]
+        looked_at = visited.index(expected[-1]) + 1 if len(expected) == wanted else n
+        assert scheduler._nodes_to_score(profile, feasible, n).tolist() == expected
+        assert scheduler._next_start_node_index == (start + looked_at) % n
+
+
 class PreferLabel(NodePlugin):
     """A researcher's policy: only nodes labelled tier=gold, and the higher `rank` the better."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -148,7 +148,7 @@ class NodeConfig:
         return {**dict.fromkeys(MACHINE_HUGEPAGE_SIZES, "0"), **self.capacity}
 
     def capacity_list(self) -> ResourceList:
-        return parse_resource_list(self.machine_capacity, "capacity")
+        return _parsed(_capacity_list, self.machine_capacity)
 
     @cached_property
     def ephemeral_storage_bytes(self) -> int:
@@ -158,8 +158,12 @@ class NodeConfig:
         return storage.value() if storage is not None else 0
 
     def allocatable_list(self) -> ResourceList:
-        return node_allocatable(
-            self.machine_capacity, self.kube_reserved, self.system_reserved, self.eviction_hard
+        return _parsed(
+            node_allocatable,
+            self.machine_capacity,
+            self.kube_reserved,
+            self.system_reserved,
+            self.eviction_hard,
         )
 
     @property
@@ -181,10 +185,34 @@ class NodeConfig:
     def internal_ip(self) -> str:
         return str(_NODE_NETWORK[self.index])
 
-    @property
+    @cached_property
     def pod_cidr(self) -> str:
         start = int(_POD_NETWORK.network_address) + 256 * self.index
-        return str(ipaddress.ip_network((start, 24)))
+        return f"{ipaddress.IPv4Address(start)}/24"
+
+
+_PARSED: dict[tuple[Any, ...], ResourceList] = {}
+_PARSED_LIMIT = 256
+
+
+def _parsed(parse: Callable[..., ResourceList], *amounts: Mapping[str, Any] | None) -> ResourceList:
+    """A copy of `parse(*amounts)`, parsed once for equal amounts: the nodes of a pool share
+    their shape, and were parsing it for each node and each of its statuses and summaries
+    (0.3 ms a node at a cluster's start)."""
+    try:
+        key = (parse, *(None if a is None else tuple(a.items()) for a in amounts))
+        parsed = _PARSED.get(key)
+    except (AttributeError, TypeError):  # not maps of plain values: `parse` says what is wrong
+        return parse(*amounts)
+    if parsed is None:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        parsed = _PARSED[key] = parse(*amounts)
+    return dict(parsed)
+
+
+def _capacity_list(capacity: Mapping[str, Any]) -> ResourceList:
+    return parse_resource_list(capacity, "capacity")
 
 
 def common_period(*periods: float) -> float:

@@ -517,10 +517,16 @@ class Scheduler:
         if wanted >= n:
             return found
         start = self._next_start_node_index
-        positions = np.sort((found - start) % n)[:wanted]
-        processed = int(positions[-1]) + 1 if len(positions) == wanted else n
+        # `found` is in row order: going round from `start` visits its rows from `start` on,
+        # then those before it (no sort needed).
+        k = int(np.searchsorted(found, start))
+        if len(found) - k >= wanted:
+            chosen = found[k : k + wanted]
+        else:
+            chosen = np.concatenate((found[k:], found[: min(k, wanted - (len(found) - k))]))
+        processed = (int(chosen[-1]) - start) % n + 1 if len(chosen) == wanted else n
         self._next_start_node_index = (start + processed) % n
-        return (positions + start) % n
+        return chosen
 
     def _select_host(self, candidates: np.ndarray, ranked: Ranked) -> int:
         """selectHost: the highest total score, ties broken uniformly at random (the seeded

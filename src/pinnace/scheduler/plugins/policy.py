@@ -96,6 +96,24 @@ def node_features(table: NodeTable, nodes: np.ndarray) -> np.ndarray:
     ).astype(np.float64, copy=False)  # float64 already: the usage columns are
 
 
+def node_feature_row(table: NodeTable, i: int) -> list[float]:
+    """Row `i` of `node_features`, as Python floats (cheaper than NumPy for a few rows)."""
+    allocatable, requested, _ = table.amounts(i)
+    mean, std, forecast = table.usage_mean[i], table.usage_std[i], table.usage_forecast[i]
+    return [
+        float(allocatable[CPU_COLUMN]),
+        float(allocatable[MEMORY_COLUMN]),
+        float(requested[CPU_COLUMN]),
+        float(requested[MEMORY_COLUMN]),
+        float(allocatable[PODS_COLUMN]),
+        float(requested[PODS_COLUMN]),
+        *mean.tolist(),
+        *std.tolist(),
+        float(table.usage_count[i]),
+        *forecast.tolist(),
+    ]
+
+
 def pod_features(pod: PodInfo, forecast: tuple[float, float] | None) -> np.ndarray:
     """The pod feature vector (see `POD_FEATURES`)."""
     cpu, memory = forecast if forecast is not None else (np.nan, np.nan)

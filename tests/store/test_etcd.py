@@ -50,6 +50,9 @@ def test_two_stores_on_one_etcd_see_each_others_writes(etcd: EtcdServer, run: Ru
             deleted = await b.delete("cm/ns/x", 3)
             assert (await anext(watch)).object == updated
             assert (await anext(watch)).object == deleted
+            # a's copy learns of b's delete through a's own watch of etcd, which may come
+            # after b's: a consistent sync waits for it.
+            await a.sync()
             assert a.revision == b.revision == 4
             watch.close()
         finally:

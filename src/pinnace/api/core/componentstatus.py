@@ -2,7 +2,7 @@
 components as kube-apiserver v1.32 reports it (pkg/registry/core/componentstatus). Nothing is
 stored: each GET or LIST checks the scheduler, the controller manager and the store at that
 moment; the kind takes get and list only, and every answer about it carries a deprecation
-Warning. Its table is printComponentStatus's: the Healthy condition's status, message, error.
+Warning. Its table is in `pinnace.api.tables.core`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import Any, NamedTuple
 
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
-from pinnace.api.tables.columns import Column, Printer, Row, name_column, name_of
 
 __all__ = ["COMPONENT_STATUS", "ComponentHealth", "component_status"]
 
@@ -44,26 +43,6 @@ def component_status(health: ComponentHealth) -> Object:
     }
 
 
-def _row(status: Object, now: float) -> Row:
-    shown, message, error = "Unknown", "", ""
-    for condition in status.get("conditions") or ():
-        if isinstance(condition, dict) and condition.get("type") == "Healthy":
-            shown = "Healthy" if condition.get("status") == "True" else "Unhealthy"
-            message, error = condition.get("message", ""), condition.get("error", "")
-            break
-    return Row([name_of(status), shown, str(message), str(error)])
-
-
-PRINTER = Printer(
-    (
-        name_column(),
-        Column("Status", "string", "Status of the component conditions"),
-        Column("Message", "string", "Message of the component conditions"),
-        Column("Error", "string", "Error of the component conditions"),
-    ),
-    _row,
-)
-
 COMPONENT_STATUS = Kind(
     group="",
     version="v1",
@@ -74,5 +53,4 @@ COMPONENT_STATUS = Kind(
     short_names=("cs",),
     verbs=("get", "list"),
     warning="v1 ComponentStatus is deprecated in v1.19+",
-    printer=PRINTER,
 )

@@ -24,6 +24,7 @@ from pinnace.api.tables.batch import CRON_JOBS, JOBS
 from pinnace.api.tables.columns import Object, Printer
 from pinnace.api.tables.coordination import LEASES
 from pinnace.api.tables.core import (
+    COMPONENT_STATUSES,
     CONFIG_MAPS,
     NAMESPACES,
     RESOURCE_QUOTAS,
@@ -66,6 +67,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "endpoints"): ENDPOINTS,
     ("", "secrets"): SECRETS,
     ("", "serviceaccounts"): SERVICE_ACCOUNTS,
+    ("", "componentstatuses"): COMPONENT_STATUSES,
     ("", "replicationcontrollers"): REPLICATION_CONTROLLERS,
     ("", "persistentvolumes"): PERSISTENT_VOLUMES,
     ("", "persistentvolumeclaims"): PERSISTENT_VOLUME_CLAIMS,

@@ -1,5 +1,5 @@
-"""The small core/v1 kinds: namespaces, configmaps, secrets, service accounts and resource
-quotas."""
+"""The small core/v1 kinds: namespaces, configmaps, secrets, service accounts, resource
+quotas and component statuses."""
 
 from __future__ import annotations
 
@@ -105,4 +105,26 @@ RESOURCE_QUOTAS = Printer(
         age_column(),
     ),
     _quota_row,
+)
+
+
+def _component_status_row(status: Object, now: float) -> Row:
+    """printComponentStatus: the Healthy condition's status, message and error."""
+    shown, message, error = "Unknown", "", ""
+    for condition in status.get("conditions") or ():
+        if isinstance(condition, dict) and condition.get("type") == "Healthy":
+            shown = "Healthy" if condition.get("status") == "True" else "Unhealthy"
+            message, error = condition.get("message", ""), condition.get("error", "")
+            break
+    return Row([name_of(status), shown, str(message), str(error)])
+
+
+COMPONENT_STATUSES = Printer(
+    (
+        name_column(),
+        Column("Status", "string", "Status of the component conditions"),
+        Column("Message", "string", "Message of the component conditions"),
+        Column("Error", "string", "Error of the component conditions"),
+    ),
+    _component_status_row,
 )

@@ -101,7 +101,9 @@ def test_a_no_is_status_3_after_the_whole_report(tmp_path: Path, capsys: object)
     assert json.loads(capsys.readouterr().out)["fits"] is False  # type: ignore[attr-defined]
     nodes = ["plan", "nodes", str(web), "--pool", "general", "--cluster", cluster]
     assert main([*nodes, "--max-nodes", "1"]) == 3
-    assert capsys.readouterr().out.startswith("Even 1 more nodes")  # type: ignore[attr-defined]
+    assert capsys.readouterr().out.startswith(  # type: ignore[attr-defined]
+        "Even 1 more node of pool general does not make everything fit"
+    )
     assert main([*nodes, "--max-nodes", "2"]) == 0
     assert main([*nodes, "--max-nodes", "2", "--spare", "1"]) == 3
 
@@ -170,3 +172,26 @@ def test_a_policy_or_scheduler_configuration_not_yaml_is_one_line(
     assert capsys.readouterr().err == (
         f"pinnace plan deschedule: {message}: {problem} (line 3, column 1)\n"
     )
+
+
+def test_a_count_of_one_takes_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The headlines as a user reads them on a one-node cluster: "1 node", never "1 nodes"."""
+    cluster = str(cluster_file(tmp_path, pool("general", 1), objects=[deployment("old", 1, "1")]))
+    web = tmp_path / "web.json"
+    web.write_text(json.dumps(deployment("web", 1, "1")))
+    headlines = {
+        ("fit", str(web)): "Fits: the 1 new pod placed on 1 node.",
+        ("headroom", "--shape", "cpu=1"): "each shape on its own, on 1 node running 1 pod.",
+        ("remove",): "0 of 1 node can be removed",
+        ("nodes", str(web), "--pool", "general", "--spare", "1"): (
+            "Add 0 nodes of pool general (lower bound from the resource totals: 0; shape by "
+            "shape: 0) for the 1 new pod and everything pending to schedule.\n"
+            "With 1 spare: add 1 node (checked on every combination of 1 node)."
+        ),
+    }
+    for args, said in headlines.items():
+        main(["plan", *args, "--cluster", cluster])
+        out = capsys.readouterr().out
+        assert said in out, out

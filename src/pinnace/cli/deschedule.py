@@ -23,6 +23,7 @@ from pinnace.clock import Clock, parse_duration
 from pinnace.descheduler.args import PolicyError
 from pinnace.descheduler.policy import DeschedulerPolicy, load_file
 from pinnace.descheduler.runner import CycleResult, Descheduler
+from pinnace.sim.wording import counted
 
 COMMAND = "pinnace deschedule"
 
@@ -137,13 +138,9 @@ def report(result: CycleResult, dry_run: bool) -> list[Line]:
             lines.append(("   ".join([*cells, row[-1]]), False))
     count = len(result.evictions)
     done = "would be evicted (dry run)" if dry_run else "evicted"
-    lines.append((f"{_pods(count)} {done}.", False))
+    lines.append((f"{counted(count, 'pod')} {done}.", False))
     held_back = sorted(result.held_back.items(), key=lambda item: (-item[1], item[0]))
-    lines += [(f"{_pods(n)} held back: {reason}", False) for reason, n in held_back]
+    lines += [(f"{counted(n, 'pod')} held back: {reason}", False) for reason, n in held_back]
     lines += [(note, False) for note in result.notes]
     lines += [(f"not evicted: {failure}", True) for failure in result.failures]
     return lines
-
-
-def _pods(count: int) -> str:
-    return f"{count} pod" if count == 1 else f"{count} pods"

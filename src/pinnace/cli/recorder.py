@@ -24,6 +24,7 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from pinnace.cli.scheduler import DEFAULT_KUBECONFIG
 from pinnace.sim.traces.recording import ADDED, DELETED, MODIFIED, RECORDED, header
+from pinnace.sim.wording import counted
 
 PAGE = 500
 WATCH_SECONDS = 300
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     except (ApiException, urllib3.exceptions.HTTPError) as e:
         print(f"pinnace record: cannot list from {api.configuration.host}: {e}", file=sys.stderr)
         return 1
-    print(f"Recorded {count} changes to {args.out}.")
+    print(f"Recorded {counted(count, 'change')} to {args.out}.")
     return 0
 
 

@@ -31,6 +31,7 @@ from pinnace.plan.fragments import shapes_of, workload
 from pinnace.plan.placement import Placer
 from pinnace.plan.report import PlanReport, Table
 from pinnace.scheduler.config import SchedulerConfiguration
+from pinnace.sim.wording import counted
 from pinnace.store import MemoryStore
 
 
@@ -121,9 +122,12 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
     if doc["skipped"]:
         return [f"The descheduler would evict nothing: {doc['skipped']}"]
     lines = [
-        f"The descheduler would evict {s['evicted']} pods: {s['landElsewhere']} replacements land "
-        f"on another node, {s['backOnSameNode']} back on the node they left, {s['pending']} stay "
-        f"pending, {s['lost']} pods have no controller and are lost."
+        f"The descheduler would evict {counted(s['evicted'], 'pod')}: "
+        f"{counted(s['landElsewhere'], 'replacement lands', 'replacements land')} on another "
+        f"node, {s['backOnSameNode']} back on the node they left, "
+        f"{counted(s['pending'], 'stays', 'stay')} pending, "
+        f"{counted(s['lost'], 'pod has', 'pods have')} no controller and "
+        f"{'is' if s['lost'] == 1 else 'are'} lost."
     ]
     if doc["heldBack"]:
         held = ", ".join(f"{n} ({why})" for why, n in doc["heldBack"].items())

@@ -73,6 +73,7 @@ from pinnace.sim import Simulation
 from pinnace.sim.lifecycle import PodRecord
 from pinnace.sim.scenario import ClusterSpec, FailNode, MetricsSpec, Scenario
 from pinnace.sim.settle import until_settled
+from pinnace.sim.wording import counted
 
 POLL_SECONDS = 10.0
 DEFAULT_CAP = 3600.0
@@ -544,14 +545,15 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
         when = (
             f"everything rescheduled {t['rescheduledAfterSeconds']:.0f} s after the failure"
             if t["rescheduledAfterSeconds"] is not None
-            else f"{len(t['pending'])} pods left pending"
+            else f"{counted(len(t['pending']), 'pod')} left pending"
             if t["settled"]
             else f"not settled {doc['cap']:.0f} s after the failure"
         )
         return [
-            f"Losing {', '.join(t['lostNodes'])}: {when}; {len(t['preemptions'])} preemptions, "
-            f"{len(t['pdbViolations'])} PodDisruptionBudgets below their minimum, "
-            f"{len(t['lost'])} pods lost for good.",
+            f"Losing {', '.join(t['lostNodes'])}: {when}; "
+            f"{counted(len(t['preemptions']), 'preemption')}, "
+            f"{counted(len(t['pdbViolations']), 'PodDisruptionBudget')} below the minimum, "
+            f"{counted(len(t['lost']), 'pod')} lost for good.",
             f"Simulated {t['simulatedSeconds']:.0f} s in {t['wallSeconds']:.1f} s "
             f"(cluster loaded and settled in {doc['setupWallSeconds']:.1f} s).",
         ]

@@ -25,6 +25,7 @@ from pinnace.plan.materialize import materialize
 from pinnace.plan.placement import Outcome, Placer, pod_key
 from pinnace.plan.report import PlanReport, Table
 from pinnace.scheduler.config import SchedulerConfiguration
+from pinnace.sim.wording import counted
 
 
 def fit(
@@ -107,21 +108,25 @@ def _headline(doc: dict[str, Any]) -> list[str]:
     pods = doc["pods"]
     nodes = doc["cluster"]["nodes"]
     if doc["fits"]:
-        lines = [f"Fits: all {pods['new']} new pods placed on {nodes} nodes."]
+        every = "the" if pods["new"] == 1 else "all"
+        placed = f"{counted(pods['new'], 'new pod')} placed on {counted(nodes, 'node')}"
+        lines = [f"Fits: {every} {placed}."]
     else:
         lines = [
-            f"Does not fit: {pods['unschedulable']} of {pods['new']} new pods cannot be placed"
-            f" ({pods['placed']} placed on {nodes} nodes)."
+            f"Does not fit: {pods['unschedulable']} of {counted(pods['new'], 'new pod')} cannot be"
+            f" placed ({pods['placed']} placed on {counted(nodes, 'node')})."
         ]
     if pods["preempted"]:
         lost = sum(1 for p in doc["preemptions"] if not p["replacementNode"])
         lines.append(
-            f"{pods['preempted']} running pods preempted, {lost} of them not placed again."
+            f"{counted(pods['preempted'], 'running pod')} preempted, {lost} of them not placed"
+            " again."
         )
     if doc["clusterPending"]:
         still = sum(1 for p in doc["clusterPending"] if not p["node"])
         lines.append(
-            f"The cluster had {len(doc['clusterPending'])} pending pods; {still} stay pending."
+            f"The cluster had {counted(len(doc['clusterPending']), 'pending pod')}; "
+            f"{counted(still, 'stays', 'stay')} pending."
         )
     if doc["skipped"]:
         lines.append(f"Not workloads, left out: {', '.join(doc['skipped'])}.")

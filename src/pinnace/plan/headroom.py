@@ -49,6 +49,7 @@ from pinnace.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import Profile
 from pinnace.scheduler.schedule_one import Diagnosis, fit_error_message
+from pinnace.sim.wording import counted
 
 DEFAULT_LIMIT = 10_000
 """Copies of a shape placed one by one at most."""
@@ -286,7 +287,7 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
     cluster = doc["cluster"]
     lines = [
         f"How many more copies of each shape fit, each shape on its own, on "
-        f"{cluster['nodes']} nodes running {cluster['pods']} pods."
+        f"{counted(cluster['nodes'], 'node')} running {counted(cluster['pods'], 'pod')}."
     ]
     if not doc["shapes"]:
         lines.append(

@@ -67,6 +67,7 @@ from pinnace.resources.names import PODS
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.nodetable import PODS_COLUMN
 from pinnace.scheduler.podinfo import PodInfo
+from pinnace.sim.wording import counted
 
 DEFAULT_MAX_NODES = 10_000
 EXHAUSTIVE_COMBINATIONS = 64
@@ -453,7 +454,7 @@ class _Search:
         """The sets of `spare` nodes whose loss to check, with `k` nodes added."""
         names = [*self.placer.nodes, *(n["metadata"]["name"] for n in self._new_nodes(k))]
         if math.comb(len(names), spare) <= EXHAUSTIVE_COMBINATIONS:
-            self._spare_method = f"every combination of {spare} nodes"
+            self._spare_method = f"every combination of {counted(spare, 'node')}"
             yield from itertools.combinations(sorted(names), spare)
             return
         self._spare_method = (
@@ -537,21 +538,24 @@ def _headline(doc: Mapping[str, Any], max_nodes: int) -> list[str]:
         return [f"No number of nodes of pool {pool} makes everything fit: some pods are larger."]
     if needed is None:
         return [
-            f"Even {max_nodes} more nodes of pool {pool} do not make everything fit "
+            f"Even {counted(max_nodes, 'more node')} of pool {pool} "
+            f"{'does' if max_nodes == 1 else 'do'} not make everything fit "
             f"(lower bound from the resource totals: {bound})."
         ]
     lines = [
-        f"Add {needed} nodes of pool {pool} (lower bound from the resource totals: {bound}; "
-        f"shape by shape: {doc['shapeBound']}) for the {doc['newPods']} new pods and everything "
-        "pending to schedule."
+        f"Add {counted(needed, 'node')} of pool {pool} (lower bound from the resource totals: "
+        f"{bound}; shape by shape: {doc['shapeBound']}) for the "
+        f"{counted(doc['newPods'], 'new pod')} and everything pending to schedule."
     ]
     if doc["spare"]:
         with_spare = doc["nodesToAddWithSpare"]
         if with_spare is None:
-            lines.append(f"No count up to {max_nodes} survives the loss of {doc['spare']} nodes.")
+            lines.append(
+                f"No count up to {max_nodes} survives the loss of {counted(doc['spare'], 'node')}."
+            )
         else:
             lines.append(
-                f"With {doc['spare']} spare: add {with_spare} nodes (checked on "
+                f"With {doc['spare']} spare: add {counted(with_spare, 'node')} (checked on "
                 f"{doc['spareMethod']})."
             )
     return lines

@@ -43,6 +43,7 @@ from pinnace.plan.placement import Placer, pod_key
 from pinnace.plan.report import PlanReport, Table
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.config import SchedulerConfiguration
+from pinnace.sim.wording import counted
 
 
 def removable(
@@ -138,8 +139,9 @@ def _utilisation(placer: Placer, node: str) -> float:
 def _headline(doc: Mapping[str, Any]) -> list[str]:
     before, after = doc["nodesBefore"], doc["nodesAfter"]
     return [
-        f"{before - after} of {before} nodes can be removed with every pod placed elsewhere "
-        f"(compaction ratio {100 * doc['compactionRatio']:.0f} %): {after} nodes left."
+        f"{before - after} of {counted(before, 'node')} can be removed with every pod placed "
+        f"elsewhere (compaction ratio {100 * doc['compactionRatio']:.0f} %): "
+        f"{counted(after, 'node')} left."
     ]
 
 

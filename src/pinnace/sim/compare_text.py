@@ -14,6 +14,7 @@ from typing import Any
 
 from pinnace.sim.compare_run import SPREAD, WHAT
 from pinnace.sim.summary import duration
+from pinnace.sim.wording import counted
 
 IMBALANCE = "imbalance."
 WHEN = (("atEnd", "end", "at the end"), ("overTime", "avg", "averaged over the samples"))
@@ -43,8 +44,9 @@ def header(summary: Mapping[str, Any]) -> str:
     lengths = sorted({duration(v["simulatedSeconds"] or 0) for v in variants})
     runs = len(variants) * len(seeds)
     return (
-        f"Scenario {summary['scenario']}: {len(variants)} variants x {len(seeds)} seeds "
-        f"({', '.join(map(str, seeds))}), {' or '.join(lengths)} simulated; {runs} runs in "
+        f"Scenario {summary['scenario']}: {counted(len(variants), 'variant')} x "
+        f"{counted(len(seeds), 'seed')} ({', '.join(map(str, seeds))}), {' or '.join(lengths)} "
+        f"simulated; {counted(runs, 'run')} in "
         f"{summary['wallSeconds']:.1f} s\n"
         "Means over the seeds ± the half-width of the 95 % Student t interval "
         f"(n − 1 degrees of freedom); fractions in %, differences in percentage points (pp)."

@@ -77,6 +77,7 @@ from pinnace.sim.values import number as _number
 from pinnace.sim.values import seconds as _time
 from pinnace.sim.values import string as _string
 from pinnace.sim.values import unknown as _unknown
+from pinnace.sim.wording import counted
 
 API_VERSION = "sim.pinnace.dev/v1alpha1"
 KIND = "Scenario"
@@ -590,7 +591,7 @@ class _Reader:
     def remove_nodes(self, raw: Any, path: Path) -> RemoveNodes:
         pool, count = self.pool_count(raw, path)
         if count > self.sizes[pool]:
-            detail = f"the pool has {self.sizes[pool]} nodes at this step"
+            detail = f"the pool has {counted(self.sizes[pool], 'node')} at this step"
             _fail(fields.invalid(path.child("count"), count, detail))
         self.sizes[pool] -= count
         return RemoveNodes(pool, count)

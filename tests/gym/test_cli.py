@@ -83,6 +83,19 @@ def test_evaluate_refuses_an_unknown_policy(
     assert "unknown policy 'best'" in capsys.readouterr().err
 
 
+def test_evaluate_refuses_a_scenario_without_a_pod_to_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pool = {"name": "pool", "count": 2, "capacity": {"cpu": "2", "memory": "4Gi"}}
+    path = tmp_path / "empty.yaml"
+    path.write_text(yaml.safe_dump(scenario([pool], [], until="3m")))
+    assert main(["gym", "evaluate", str(path), "--policy", "random"]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace gym evaluate: scenario gym-test: no pod to place before spec.until (3m00s) "
+        "with seed 0: an episode needs at least one\n"
+    )
+
+
 def test_bench_gym_measures_steps_per_second(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["bench", "gym", "--nodes", "3", "--steps", "20", "--features", "requests", "--json"]
     assert main(argv) == 0

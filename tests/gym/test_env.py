@@ -181,6 +181,26 @@ def test_more_nodes_than_max_nodes_is_an_error_not_an_empty_episode() -> None:
         env.close()
 
 
+def test_a_scenario_without_a_pod_to_place_is_an_error_at_reset() -> None:
+    """Gymnasium's reset returns the first observation to act on: a scenario whose pods all
+    come after its `until` has none, for any seed, and says so rather than starting over."""
+    pool = {"name": "n", "count": 2, "capacity": {"cpu": "1", "memory": "8Gi"}}
+    late = {
+        "name": "late",
+        "template": pod_template("100m", "1Gi"),
+        "arrivals": {"every": "1m"},
+        "start": "5m",
+    }
+    env = NodePlacementEnv(scenario([pool], [late], until="2m"))
+    try:
+        message = r"scenario gym-test: no pod to place before spec.until \(2m00s\) with seed 4"
+        with pytest.raises(ValueError, match=message):
+            env.reset(seed=4)
+        assert env.episode is None  # closed, not left running
+    finally:
+        env.close()
+
+
 def test_an_episode_s_cluster_is_freed_by_the_next_reset() -> None:
     thresholds = gc.get_threshold()
     env = NodePlacementEnv(two_pods_on_two_nodes())

@@ -21,7 +21,9 @@ decision to the next; `info["reward_components"]` has them all (the decision com
 `reward` does not weigh are not measured, 0, unless `all_components=True`). An action outside
 the mask fails the cycle as a scheduler error would (`info["invalid_action"]`): the pod is not
 placed and is retried after a backoff, its waiting counted by the time components. The episode ends
-(`truncated`) at the scenario's `until`; the last observation then has no node.
+(`truncated`) at the scenario's `until`; the last observation then has no node. A scenario
+that gives no pod to place before its `until` (with the seed `reset` was given) has no first
+observation: `reset` raises a ValueError naming the scenario and the seed.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from pinnace.gym.observation import BOTH, Observer
 from pinnace.gym.observation import spaces as observation_spaces
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.sim.scenario import Scenario, load_scenario, parse_scenario
+from pinnace.sim.summary import duration
 
 ENV_ID = "pinnace/NodePlacement-v0"
 
@@ -100,7 +103,15 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             scheduler_config=self.scheduler_config,
             measured=self.measured,
         )
-        observation, _ = self._advance()
+        observation, over = self._advance()
+        if over:
+            # Gymnasium's reset returns the first observation to act on; there is none.
+            self.close()
+            raise ValueError(
+                f"scenario {self.scenario.name}: no pod to place before spec.until "
+                f"({duration(self.scenario.until or 0)}) with seed {seed}: an episode needs at "
+                "least one"
+            )
         info = self._info(self.episode.take_accrued())
         return observation, info
 

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from tests.http.conftest import Cluster
+from tests.http.test_kubectl_encoding import APPLY, STRATEGIC, send
 
 HPA_V1 = """
 apiVersion: autoscaling/v1
@@ -139,3 +140,41 @@ def test_a_body_is_decoded_at_the_version_it_is_sent_at(cluster: Cluster) -> Non
         "HorizontalPodAutoscaler: json: cannot unmarshal number into Go struct field "
         "HorizontalPodAutoscaler.status of type v1.HorizontalPodAutoscalerStatus",
     )
+
+
+def test_a_patch_at_the_second_version_of_the_wrong_type_is_the_patch_handler_s_error(
+    cluster: Cluster,
+) -> None:
+    """A patch through autoscaling/v1 that leaves a string in maxReplicas is refused as
+    patch.go refuses it at the stored version (not create's 400): a merge patch with the JSON
+    decoder's error and a strategic merge patch with the unstructured converter's, in a 422
+    on the field `patch`; an apply with its field manager's 500. Nothing is written."""
+    cluster.ok("apply", "--server-side", "-f", "-", stdin=HPA_V1 % 60)
+    resource = "horizontalpodautoscalers.v1.autoscaling"
+    before = json.loads(cluster.ok("get", resource, "web", "-o", "json"))
+    wrong = '{"spec":{"maxReplicas":"x"}}'
+    merged = cluster.kubectl("patch", resource, "web", "--type", "merge", "-p", wrong)
+    assert merged.returncode == 1
+    assert merged.stderr.startswith('The request is invalid: patch: Invalid value: "{')
+    assert merged.stderr.rstrip().endswith(
+        '": json: cannot unmarshal string into Go struct field '
+        "HorizontalPodAutoscalerSpec.spec.maxReplicas of type int32"
+    )
+    path = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web"
+    code, _, answer = send(cluster, "PATCH", path, wrong, STRATEGIC)
+    assert (code, answer["message"]) == (
+        422,
+        ' "" is invalid: patch: Invalid value: "map[spec:map[maxReplicas:x]]": '
+        "unrecognized type: int32",
+    )
+    apply = f"{path}?fieldManager=kubectl&force=true"
+    code, _, answer = send(cluster, "PATCH", apply, HPA_V1.replace("%d", "x"), APPLY)
+    assert (code, answer["message"]) == (
+        500,
+        "failed to create typed patch object (/web; autoscaling/v1, "
+        "Kind=HorizontalPodAutoscaler): .spec.targetCPUUtilizationPercentage: expected numeric "
+        "(int or float), got string",
+    )
+    after = json.loads(cluster.ok("get", resource, "web", "-o", "json"))
+    assert after["spec"] == before["spec"]
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]

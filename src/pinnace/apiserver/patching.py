@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pinnace.api.decode import Repeats
+from pinnace.api.decode import Repeats, Undecodable
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, without_empty_metadata
 from pinnace.api.patch import (
@@ -89,13 +89,20 @@ def apply_create(kind: Kind, applied: Any, manager: str, now: str) -> Object:
     return server_side_apply(None, applied, manager=manager, force=False, now=now, kind=kind)
 
 
-def converted(mutation: Mutation, conversion: ServedVersion) -> Mutation:
+def converted(
+    mutation: Mutation, conversion: ServedVersion, validation: FieldValidation
+) -> Mutation:
     """`mutation` written against the served version, run on the stored one; the patched
-    object must decode as the served version's type (400 otherwise)."""
+    object must decode as the served version's type (the patch handler's error otherwise,
+    as for the stored version's)."""
 
     def mutate(stored: Object) -> Object:
-        patched, _ = conversion.decoded_to_stored(mutation(conversion.from_stored(stored)))
-        return patched
+        patched = mutation(conversion.from_stored(stored))
+        try:
+            converted, _ = conversion.decoded_to_stored(patched)
+        except Undecodable as e:
+            raise validation.undecodable(patched, e.cause) from None
+        return converted
 
     return mutate
 

@@ -605,9 +605,9 @@ class APIServer:
                 track = patching.tracker(served, manager, subresource, now, conversion)
         # A bare patch leaves the stored object alone (patching.patcher).
         pure = not apply and not manager and conversion is None
-        if conversion is not None:
-            mutate = patching.converted(mutate, conversion)
         validation = patching.FieldValidation(options.field_validation, patch_type, patch, repeats)
+        if conversion is not None:
+            mutate = patching.converted(mutate, conversion, validation)
         mutate = validation.checked(mutate)
         try:
             result = await self.modify(

@@ -195,3 +195,19 @@ def test_a_count_of_one_takes_the_singular(
         main(["plan", *args, "--cluster", cluster])
         out = capsys.readouterr().out
         assert said in out, out
+
+
+def test_an_apply_s_type_error_names_the_object_as_kubectl_sends_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = str(cluster_file(tmp_path, pool("general", 1)))
+    web = tmp_path / "web.json"
+    wrong = deployment("web", 1, "1")
+    wrong["spec"]["replicas"] = "x"
+    del wrong["metadata"]["namespace"]  # as a manifest usually leaves it out
+    web.write_text(json.dumps(wrong))
+    assert main(["plan", "fit", str(web), "--cluster", cluster]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace plan fit: failed to create typed patch object (default/web; apps/v1, "
+        "Kind=Deployment): .spec.replicas: expected numeric (int or float), got string\n"
+    )

@@ -205,6 +205,19 @@ def test_an_object_the_api_server_refuses_stops_the_run_in_one_line(tmp_path: Pa
     )
 
 
+def test_an_apply_s_type_error_names_the_object_as_kubectl_sends_it(tmp_path: Path) -> None:
+    """The objects are applied as `kubectl apply --server-side` applies them, the namespace
+    set in the body: the field manager's error names `default/web`, as kubectl's would."""
+    (tmp_path / "s.yaml").write_text(SCENARIO.replace("replicas: 3", 'replicas: "x"'))
+    code, out, err = run(tmp_path, "s.yaml", "--json")
+    assert (code, out) == (1, "")
+    assert err == (
+        "pinnace simulate: s.yaml:13: spec.objects[0]: failed to create typed patch object "
+        "(default/web; apps/v1, Kind=Deployment): .spec.replicas: expected numeric (int or "
+        "float), got string\n"
+    )
+
+
 def test_an_out_that_cannot_be_written_is_one_line_before_the_run(tmp_path: Path) -> None:
     (tmp_path / "small.yaml").write_text(SCENARIO)
     (tmp_path / "taken").write_text("a file, not a directory")

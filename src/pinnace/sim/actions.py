@@ -129,13 +129,19 @@ class Actions:
         return None
 
     async def apply(self, objects: Iterable[Object]) -> None:
-        """Server-side apply each object, as `kubectl apply --server-side` does."""
+        """Server-side apply each object, as `kubectl apply --server-side` does: a namespaced
+        object without a namespace is sent with the default one set in it (cli-runtime's
+        SetNamespace), so an error names it `default/name`."""
         for obj in objects:
             kind = catalog.by_kind(obj.get("apiVersion", ""), obj.get("kind", ""))
             if kind is None:
                 raise ActionError(f"{obj.get('apiVersion')}/{obj.get('kind')} is not served")
             m = obj.get("metadata") or {}
-            namespace = (m.get("namespace") or "default") if kind.namespaced else ""
+            namespace = ""
+            if kind.namespaced:
+                namespace = m.get("namespace") or "default"
+                if m.get("namespace") != namespace:
+                    obj = {**obj, "metadata": {**m, "namespace": namespace}}
             await self._client.patch(kind, namespace, m.get("name", ""), obj, PatchType.APPLY)
 
     # --- nodes ------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_evaluate_reports_every_component_per_policy_side_by_side(
 
     assert main(["gym", "evaluate", str(small), "--policy", "random"]) == 0
     table = capsys.readouterr().out
-    assert "Scenario gym-test: 1 episode(s), seed 0" in table
+    assert "Scenario gym-test: 1 episode, seed 0" in table
     assert "total (1×decima)" in table
 
 

@@ -9,6 +9,7 @@ import sys
 
 from pinnace.cli.arguments import whole
 from pinnace.sim.scenario import ScenarioError, load_scenario
+from pinnace.sim.wording import counted
 
 DEFAULT_POLICIES = ("random", "default", "most-allocated", "target-load-packing")
 
@@ -89,6 +90,6 @@ def run_evaluate(args: argparse.Namespace) -> int:
             if args.episodes == 1
             else (f"seeds {args.seed}..{args.seed + args.episodes - 1}")
         )
-        print(f"Scenario {scenario.name}: {args.episodes} episode(s), {seeds}\n")
+        print(f"Scenario {scenario.name}: {counted(args.episodes, 'episode')}, {seeds}\n")
         print(evaluate.render(results, weights))
     return 0

@@ -35,7 +35,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -93,28 +93,10 @@ def node_features(table: NodeTable, nodes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _row_reader() -> Callable[[NodeTable, int], list[float]]:
-    """`node_feature_row` written out from `NODE_COLUMNS` as one would write it by hand: a
-    read of row `i` from each table array, then one float per feature. A loop over the layout
-    made a row some 40 % dearer (instructions counted with callgrind), and the research
-    environment makes the rows a step changes one at a time."""
-    vectors = {source for _, source, column in NODE_COLUMNS if column is None}
-    reads = "".join(
-        f"    {source} = table.{source}[i]{'' if source in vectors else '.tolist()'}\n"
-        for source in _SOURCES
-    )
-    items = ", ".join(
-        f"float({source})" if column is None else f"float({source}[{column}])"
-        for _, source, column in NODE_COLUMNS
-    )
-    namespace: dict[str, Any] = {}
-    exec(f"def node_feature_row(table, i):\n{reads}    return [{items}]\n", namespace)
-    return cast(Callable[[NodeTable, int], list[float]], namespace["node_feature_row"])
-
-
-node_feature_row = _row_reader()
-"""`node_feature_row(table, i)`: row `i` of `node_features`, as Python floats (cheaper than
-NumPy for a few rows)."""
+def node_feature_row(table: NodeTable, i: int) -> list[float]:
+    """Row `i` of `node_features`, as Python floats (cheaper than NumPy for a few rows)."""
+    rows = [getattr(table, source)[i].tolist() for source in _SOURCES]
+    return [float(rows[s] if column is None else rows[s][column]) for s, column in _LAYOUT]
 
 
 def pod_features(pod: PodInfo, forecast: tuple[float, float] | None) -> np.ndarray:

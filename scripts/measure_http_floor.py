@@ -17,6 +17,10 @@ bearer token of a token-file user bound to a ClusterRole that allows what the sh
 `cert` a client certificate's user in no privileged group with the same binding, as
 `pinnace up --tls` authenticates and authorizes them.
 
+The cluster runs on a virtual clock that only moves while nothing else is to be done: the
+nodes' heartbeats and the controllers' periods, which take their CPU whatever the requests,
+do not run while they are measured.
+
 Printed per shape: CPU µs a request (process time over N requests after a warm-up of its
 own). On a machine shared with other work the instruction count is the steadier figure: under
 callgrind, started with instrumentation off, `--callgrind` switches it on for each shape's N
@@ -47,7 +51,7 @@ from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.user import UserInfo
 from pinnace.apiserver.http import connections
 from pinnace.apiserver.http.app import APIApp
-from pinnace.clock import Clock
+from pinnace.clock import Clock, VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.kubelet.config import node_configs
 from pinnace.store import MemoryStore
@@ -161,11 +165,10 @@ def pod(name: str) -> bytes:
     )
 
 
-async def measure(options: argparse.Namespace) -> None:
-    loop = asyncio.get_running_loop()
+async def measure(options: argparse.Namespace, clock: Clock) -> None:
     plane = ControlPlane(
         MemoryStore(),
-        Clock(loop),
+        clock,
         ClusterOptions(
             nodes=node_configs(options.nodes),
             scheduler=False,
@@ -249,7 +252,8 @@ def main() -> None:
     parser.add_argument(
         "--callgrind", action="store_true", help="count instructions (under callgrind)"
     )
-    asyncio.run(measure(parser.parse_args()))
+    with VirtualClock() as clock:
+        clock.run(measure(parser.parse_args(), clock))
 
 
 if __name__ == "__main__":

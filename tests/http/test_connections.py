@@ -205,9 +205,14 @@ class _RecordingTransport(asyncio.Transport):
 
 def _writes_of(request: bytes, body_sent: asyncio.Event | None = None) -> list[bytes]:
     """The writes answering `request` on one connection; the app answers `/stream` with a
-    chunked body sent only once `body_sent` is set, everything else with a 2-byte JSON body."""
+    chunked body sent only once `body_sent` is set, everything else with a 2-byte JSON body
+    (on `/whole` through the RESPOND extension, elsewhere with two sends)."""
 
-    async def app(scope: dict[str, object], receive: object, send: Any) -> None:
+    async def app(scope: dict[str, Any], receive: object, send: Any) -> None:
+        if scope["path"] == "/whole":
+            head = b"content-type: application/json\r\ncontent-length: 2\r\n"
+            await scope["extensions"][connections.RESPOND](201, head, b"{}")
+            return
         if scope["path"] == "/stream":
             await send({"type": "http.response.start", "status": 200, "headers": []})
             assert body_sent is not None
@@ -252,6 +257,20 @@ def test_a_head_request_and_a_stream_get_their_head_at_once() -> None:
     streamed = _writes_of(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", asyncio.Event())
     assert streamed[0].startswith(b"HTTP/1.1 200 OK\r\n")
     assert b"".join(streamed[1:]) == b"3\r\n{}\n\r\n0\r\n\r\n"
+
+
+def test_an_answer_sent_whole_is_written_as_the_two_sends_write_it() -> None:
+    for request in (
+        b"GET {} HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"HEAD {} HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET {} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET {} HTTP/1.0\r\nHost: x\r\n\r\n",
+    ):
+        sent = _writes_of(request.replace(b"{}", b"/x"))
+        whole = _writes_of(request.replace(b"{}", b"/whole"))
+        assert whole == sent
+        assert len(whole) == 1
+    assert b"\r\nconnection: close\r\n" in whole[0]
 
 
 def test_an_idle_connection_is_closed_the_keep_alive_timeout_after_its_last_answer() -> None:

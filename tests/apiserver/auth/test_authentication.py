@@ -21,7 +21,7 @@ from pinnace.apiserver.auth.user import UserInfo
 def authenticate(
     authenticator: Authenticator, headers: dict[str, str], certificate: Any
 ) -> UserInfo:
-    return asyncio.run(authenticator.authenticate(headers, certificate))
+    return asyncio.run(authenticator.authenticate(headers.get("authorization", ""), certificate))
 
 
 def test_the_token_file_is_kube_apiservers_csv(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ def _authenticate(api: Harness, token: str) -> UserInfo:
     authenticator = Authenticator(
         anonymous=False, service_accounts=api.server.authenticate_service_account
     )
-    return api.call(authenticator.authenticate, {"authorization": f"Bearer {token}"}, None)
+    return api.call(authenticator.authenticate, f"Bearer {token}", None)
 
 
 def _why_refused(api: Harness, token: str, audiences: tuple[str, ...] = ()) -> str:
@@ -172,7 +172,7 @@ def test_a_successful_authentication_is_kept_ten_seconds(api: Harness) -> None:
         service_accounts=api.server.authenticate_service_account,
         cache=TokenCache(api.server.clock.now),
     )
-    bearer = {"authorization": f"Bearer {token}"}
+    bearer = f"Bearer {token}"
     robot = "system:serviceaccount:default:robot"
     assert api.call(authenticator.authenticate, bearer, None).name == robot
     api.call(api.server.delete, SERVICE_ACCOUNTS, "default", "robot")
@@ -202,9 +202,9 @@ def test_every_token_in_use_is_kept_until_its_ten_seconds_are_up(api: Harness) -
     )
     robot = "system:serviceaccount:default:robot"
     for token in tokens:
-        assert api.call(authenticator.authenticate, {"authorization": f"Bearer {token}"}, None)
+        assert api.call(authenticator.authenticate, f"Bearer {token}", None)
     api.call(api.server.delete, SERVICE_ACCOUNTS, "default", "robot")
-    first = {"authorization": f"Bearer {tokens[0]}"}
+    first = f"Bearer {tokens[0]}"
     assert api.call(authenticator.authenticate, first, None).name == robot
     api.run(api.server.clock.sleep(10))
     with pytest.raises(StatusError) as refused:

@@ -37,6 +37,8 @@ fails a check (`APIServer.authenticate_service_account`)."""
 INVALID_TOKEN = "invalid bearer token"
 TOKEN_SUCCESS_CACHE_TTL = 10.0
 """kube-apiserver's TokenSuccessCacheTTL (NewBuiltInAuthenticationOptions), in seconds."""
+CERTIFICATE_USERS_HELD = 1024
+"""Client certificate subjects whose users are remembered; the first seen is forgotten first."""
 
 _log = logging.getLogger(__name__)
 
@@ -129,19 +131,22 @@ class Authenticator:
         self.api_audiences = tuple(api_audiences)
         self.cache = cache
         """Where successful token authentications are kept; None: each is done afresh."""
+        self._certificate_users: dict[Any, UserInfo | None] = {}
+        """By certificate subject, the user it names (`_certificate_user`)."""
 
     async def authenticate(
-        self, headers: Mapping[str, str], certificate: Mapping[str, Any] | None
+        self, authorization: str, certificate: Mapping[str, Any] | None
     ) -> UserInfo:
-        """The request's user; a 401 StatusError when its credentials are bad or missing
-        (and anonymous requests are off)."""
+        """The user of a request with this Authorization header ("" for none) and client
+        certificate, system:authenticated among its groups; a 401 StatusError when its
+        credentials are bad or missing (and anonymous requests are off)."""
         if certificate:
-            user = certificate_user(certificate)
+            user = self._certificate_user(certificate)
             if user is not None:
-                return user.with_authenticated_group()
+                return user
         # bearertoken.AuthenticateRequest: the word after "Bearer " up to the next space; an
         # empty one ("Bearer  x") is no token, so the request goes on as anonymous.
-        parts = headers.get("authorization", "").strip().split(" ", 2)
+        parts = authorization.strip().split(" ", 2)
         if len(parts) >= 2 and parts[0].lower() == "bearer" and parts[1]:
             try:
                 found = await self._token(parts[1], self.api_audiences)
@@ -152,10 +157,25 @@ class Authenticator:
                 found = None
             if found is None:
                 raise unauthorized()
-            return found[0].with_authenticated_group()
+            return found[0]
         if self.anonymous:
             return ANONYMOUS_USER
         raise unauthorized()
+
+    def _certificate_user(self, certificate: Mapping[str, Any]) -> UserInfo | None:
+        """`certificate_user` with system:authenticated, worked out once for each subject:
+        every request on a connection presents the same certificate (the TLS handshake
+        verified it), and it names the same user on every connection."""
+        subject = certificate.get("subject")
+        if subject in self._certificate_users:
+            return self._certificate_users[subject]
+        user = certificate_user(certificate)
+        if user is not None:
+            user = user.with_authenticated_group()
+        if len(self._certificate_users) >= CERTIFICATE_USERS_HELD:
+            del self._certificate_users[next(iter(self._certificate_users))]
+        self._certificate_users[subject] = user
+        return user
 
     async def review(self, token: str, audiences: Sequence[str] = ()) -> Authenticated:
         """A TokenReview's answer: the user `token` authenticates as, and the audiences it
@@ -167,13 +187,14 @@ class Authenticator:
             raise TokenError(f"[{INVALID_TOKEN}, {e}]") from None
         if found is None:
             raise TokenError(INVALID_TOKEN)
-        return found[0].with_authenticated_group(), found[1]
+        return found
 
     async def _token(self, token: str, wanted: tuple[str, ...]) -> Authenticated | None:
         """The token authenticators' union, through the cache: the token file's user (a
         token of the file knows no audience, so it is good for the API audiences only:
-        WrapAudienceAgnosticToken), else the service account's; None when neither knows
-        the token; TokenError when a service account token fails a check."""
+        WrapAudienceAgnosticToken), else the service account's, in system:authenticated (kept
+        so, for the requests the cache answers); None when neither knows the token;
+        TokenError when a service account token fails a check."""
         if self.cache is not None:
             kept = self.cache.get(wanted, token)
             if kept is not None:
@@ -185,6 +206,8 @@ class Authenticator:
             found = (user, accepted) if accepted else None
         elif self.service_accounts is not None:
             found = await self.service_accounts(token, wanted)
-        if found is not None and self.cache is not None:
-            self.cache.put(wanted, token, found)
+        if found is not None:
+            found = (found[0].with_authenticated_group(), found[1])
+            if self.cache is not None:
+                self.cache.put(wanted, token, found)
         return found

@@ -8,7 +8,10 @@ The roles and bindings are read from memory the store's observer keeps current
 (`AdmissionObjects`), as kube-apiserver reads them from informers. The RBAC decision of a
 request is remembered until any role or binding changes: it depends on nothing else (the
 user's name and groups, and what the request does), so a scraper asking the same of 5,000
-nodes every 15 s does not walk every binding for each.
+nodes every 15 s does not walk every binding for each. An HTTP request allowed so is
+remembered by its method, path and query too (`request_key`): the same request of the same
+user is then allowed without working out what it does again (the node authorizer's decisions,
+which read the cluster's pods and volumes, are never remembered).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ FULL_AUTHORITY = (
     {"verbs": [ALL], "apiGroups": [ALL], "resources": [ALL]},
     {"verbs": [ALL], "nonResourceURLs": [ALL]},
 )
+RequestKey = tuple[object, ...]
+"""An HTTP request's user, method, path and query, with the state its decision depends on."""
 Visitor = Callable[[str, dict[str, Any] | None, str], bool]
 """(source, rule, error) -> whether to go on; as the resolver's visitor."""
 
@@ -168,6 +173,32 @@ class Authorizer:
         self.modes = modes
         self._decisions: Remembered[Decision] = Remembered(1 << 14)
         """RBAC's decisions, by the roles' and bindings' `changes` and the request."""
+        self._allowed_requests: Remembered[bool] = Remembered(1 << 14)
+        """HTTP requests allowed, by `request_key`."""
+
+    def request_key(
+        self, user: UserInfo, method: str, path: str, query: bytes
+    ) -> RequestKey | None:
+        """What the decision of the user's HTTP request (its method, path and raw query
+        string) depends on now; None for a node's (the node authorizer's read the cluster's
+        state). Taken before the decision, so that a role changed meanwhile is not missed."""
+        if NODE in self.modes and node_identity(user)[1]:
+            return None
+        changes = self.resolver.objects.changes
+        return (changes, self.modes, user.name, user.groups, method, path, query)
+
+    def known_allowed(self, user: UserInfo, key: RequestKey | None) -> bool:
+        """Whether the user's request may go on without asking `authorize`: a member of
+        system:masters, or a request `authorize` allowed (`remember_allowed`) with nothing
+        changed since."""
+        if SYSTEM_MASTERS in user.groups:
+            return True
+        return key is not None and self._allowed_requests.get(key) is not None
+
+    def remember_allowed(self, key: RequestKey | None) -> None:
+        """Note that `authorize` allowed the request of `key` (`request_key`)."""
+        if key is not None:
+            self._allowed_requests.put(key, True)
 
     async def authorize(self, attributes: Attributes) -> Decision:
         user: UserInfo = attributes.user

@@ -33,10 +33,6 @@ Check = Callable[[Attributes], Awaitable[None]]
 """Raises the 403 when the requester may not do what the attributes say."""
 
 
-def requested(headers: Sequence[tuple[str, str]]) -> bool:
-    return any(name.startswith(HEADER_PREFIX) for name, _ in headers)
-
-
 async def impersonate(
     requester: UserInfo, headers: Sequence[tuple[str, str]], check: Check
 ) -> UserInfo:

@@ -11,8 +11,6 @@ may impersonate anyone (so `kubectl auth can-i --as` answers for that user).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from pinnace.api.status import StatusError, forbidden
 from pinnace.apiserver.auth import impersonation
 from pinnace.apiserver.auth.attributes import request_attributes
@@ -47,20 +45,22 @@ class Security:
 
     async def admit(self, request: Request) -> UserInfo:
         """The user the request acts as, once it may do what it asks; a Status error else."""
-        if self.authenticator is None and not _impersonating(request.headers):
+        if self.authenticator is None and not request.impersonating:
             return UNSECURED_USER
-        headers = request.header_lines()
         if self.authenticator is None:
             user = UNSECURED_USER
         else:
             user = await self.authenticator.authenticate(
-                dict(headers), request.client_certificate()
+                request.last_header("authorization"), request.client_certificate()
             )
-        if impersonation.requested(headers):
-            user = await impersonation.impersonate(user, headers, self.check)
-        await self.check(request_attributes(user, request.method, request.path, request.query))
+        if request.impersonating:
+            user = await impersonation.impersonate(user, request.header_lines(), self.check)
+        method, path = request.method, request.path
+        key = self.authorizer.request_key(
+            user, method, path, request.scope.get("query_string", b"")
+        )
+        if self.authorizer.known_allowed(user, key):
+            return user
+        await self.check(request_attributes(user, method, path, request.query))
+        self.authorizer.remember_allowed(key)
         return user
-
-
-def _impersonating(header_names: Iterable[str]) -> bool:
-    return any(name.startswith(impersonation.HEADER_PREFIX) for name in header_names)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from pinnace.apiserver.http import custom_metrics as custom_metric_paths
 from pinnace.apiserver.http import metrics as metrics_paths
 from pinnace.apiserver.http import negotiation, nonresource, streaming
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
+from pinnace.apiserver.http.connections import RESPOND, Respond
 from pinnace.apiserver.http.instrumentation import RequestLabels, RequestMetrics, request_labels
 from pinnace.apiserver.http.openapi_protobuf import PublishedProtobuf
 from pinnace.apiserver.http.request import Request
@@ -201,7 +203,7 @@ class APIApp:
                 self.requests.streaming(labels, -1)
             self.requests.record(labels, response.status, self.server.clock.now() - started)
         else:
-            await self._send_counted(response, labels, started, send, receive)
+            await self._send_counted(response, labels, started, send, receive, request)
 
     async def _send_counted(
         self,
@@ -210,11 +212,16 @@ class APIApp:
         started: float,
         send: Send,
         receive: Receive,
+        request: Request,
     ) -> None:
         """Send `response` (a stream counted as streaming while it lasts) and record it in the
         request metrics."""
         if response.stream is None:
-            await _send(response, send, receive, self._ending)
+            respond: Respond | None = request.scope.get("extensions", {}).get(RESPOND)
+            if respond is not None:
+                await respond(response.status, _head(response), response.body)
+            else:
+                await _send(response, send, receive, self._ending)
         else:
             self.requests.streaming(labels, 1)
             try:
@@ -253,7 +260,7 @@ class APIApp:
         finally:
             self.requests.finished(request_kind)
         labels = request_labels(request) if "dryRun" in request.query else NODE_PROXY_LABELS
-        await self._send_counted(response, labels, started, send, receive)
+        await self._send_counted(response, labels, started, send, receive, request)
 
     async def websocket(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         """A WebSocket upgrade (a GET): the streaming subresources (`streaming`); anything
@@ -486,6 +493,31 @@ def _headers(response: Response) -> list[tuple[bytes, bytes]]:
     if response.stream is None:
         headers.append((b"content-length", str(len(response.body)).encode()))
     return headers
+
+
+_INVALID_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
+"""What uvicorn refuses in a header value (a RuntimeError: its generic 500)."""
+_PLAIN_HEADS: dict[str, bytes] = {}
+"""Content type -> the head of an answer with no headers of its own, but its length."""
+_PLAIN_HEADS_HELD = 64
+
+
+def _head(response: Response) -> bytes:
+    """`_headers(response)` as the lines of a head (`connections.Respond`); that of a content
+    type with no headers of the handler's own is made once."""
+    if not response.headers:
+        plain = _PLAIN_HEADS.get(response.content_type)
+        if plain is not None:
+            return b"%scontent-length: %d\r\n" % (plain, len(response.body))
+    lines: list[bytes] = []
+    for name, value in _headers(response):
+        if _INVALID_VALUE.search(value):
+            raise RuntimeError("Invalid HTTP header value.")
+        lines += (name, b": ", value, b"\r\n")
+    head = b"".join(lines)
+    if not response.headers and len(_PLAIN_HEADS) < _PLAIN_HEADS_HELD:
+        _PLAIN_HEADS[response.content_type] = head[: head.rindex(b"content-length: ")]
+    return head
 
 
 async def _send(response: Response, send: Send, receive: Receive, ending: asyncio.Event) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs
 
 from pinnace.api.registry import KindRegistry
+from pinnace.apiserver.auth import impersonation
 from pinnace.apiserver.http.bodies import Receive, parse_json, read_body
 from pinnace.apiserver.http.routes import Route, find, not_found
 
@@ -46,15 +47,24 @@ class Request:
     kinds: KindRegistry | None = field(default=None, repr=False)
     """The kinds the server serves now (its custom resources' among them); None: the
     catalog's."""
+    impersonating: bool = False
+    """Whether an Impersonate-* header came with it."""
+    repeated: tuple[str, ...] = ()
+    """The names of the headers that came in more than one line."""
     _route: Route | None = field(default=None, repr=False)
     _routed: bool = field(default=False, repr=False)
 
     @classmethod
     def from_scope(cls, scope: dict[str, Any], receive: Receive) -> Request:
         headers: dict[str, str] = {}
+        repeated: tuple[str, ...] = ()
         for raw_name, raw_value in scope.get("headers", ()):
             name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+            if name in headers:
+                headers[name] = f"{headers[name]}, {value}"
+                repeated += (name,)
+            else:
+                headers[name] = value
         if scope.get("subprotocols"):
             # A WebSocket's, which uvicorn's wsproto takes out of the headers: as the client
             # sent it, for a proxy to send on (the kubelet picks the protocol).
@@ -63,7 +73,11 @@ class Request:
         query = parse_qs(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else {}
         upgrade = scope.get("extensions", {}).get("pinnace.upgrade")
         method, path = scope["method"].upper(), scope["path"]
-        return cls(method, path, query, headers, receive, upgrade=upgrade, scope=scope)
+        impersonating = any(name.startswith(impersonation.HEADER_PREFIX) for name in headers)
+        return cls(
+            method, path, query, headers, receive, upgrade=upgrade, scope=scope,
+            impersonating=impersonating, repeated=repeated,
+        )  # fmt: skip
 
     def target(self) -> Route | None:
         """The discovery document or resource the path names (None: nothing served), worked
@@ -81,6 +95,12 @@ class Request:
 
     def header(self, name: str) -> str:
         return self.headers.get(name, "")
+
+    def last_header(self, name: str) -> str:
+        """The value of the header's last line ("" without one)."""
+        if name not in self.repeated:
+            return self.headers.get(name, "")
+        return [value for line, value in self.header_lines() if line == name][-1]
 
     def header_lines(self) -> list[tuple[str, str]]:
         """Every header line, names in lower case (repeated ones, such as Impersonate-Group,

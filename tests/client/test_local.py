@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 from tests.client.conftest import CONFIG_MAPS, DEPLOYMENTS, NODES, PODS, Cluster, config_map, pod
 
@@ -9,8 +10,10 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
+from pinnace.apiserver import binding
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient, PatchType
+from pinnace.client.interface import binding_body
 
 
 def test_create_get_list_update_delete(cluster: Cluster) -> None:
@@ -221,6 +224,34 @@ def test_bind_puts_the_pod_on_the_node_once(cluster: Cluster) -> None:
         cluster.run(client.bind(created, "node-2"))
     assert e.value.code == 409
     assert e.value.message.endswith('pod p is already assigned to node "node-1"')
+
+
+def test_bind_stores_what_a_binding_sent_as_json_stores(cluster: Cluster) -> None:
+    """The in-process client's Binding skips decoding (it is built decoded); the pod it binds
+    is stored as the one a Binding decoded from JSON text binds, and a second bind of each
+    fails alike."""
+    client = cluster.client
+    for name in ("p", "q"):
+        cluster.run(client.create(PODS, "default", pod(name)))
+    p = cluster.run(client.get(PODS, "default", "p"))
+    q = cluster.run(client.get(PODS, "default", "q"))
+    cluster.run(client.bind(p, "node-1"))
+    sent = orjson.loads(orjson.dumps(binding_body(q, "node-1")))
+    cluster.run(binding.bind(cluster.server, "default", "q", sent))
+
+    def stored(name: str) -> bytes:
+        obj = clone(cluster.run(client.get(PODS, "default", name)))
+        for field in ("name", "uid", "resourceVersion"):
+            del obj["metadata"][field]
+        return orjson.dumps(obj)
+
+    assert stored("p") == stored("q")
+    with pytest.raises(StatusError) as own:
+        cluster.run(client.bind(p, "node-2"))
+    with pytest.raises(StatusError) as decoded:
+        cluster.run(binding.bind(cluster.server, "default", "q", sent))
+    as_p = orjson.dumps(decoded.value.status()).replace(b"q", b"p")
+    assert orjson.dumps(own.value.status()) == as_p
 
 
 def test_evict_a_pending_pod_deletes_it(cluster: Cluster) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
-from pinnace.api.decode import decode
+from pinnace.api.decode import as_decoded, decode
 from pinnace.api.objects import Object, meta
 from pinnace.api.options import WriteOptions
 
@@ -36,7 +36,10 @@ async def bind(
     which binds the pod the Binding names) to the Binding's target node."""
     binding_kind = catalog.kind("", "bindings")
     pods = catalog.kind("", "pods")
-    binding = decode(body, binding_kind).obj
+    options = options or WriteOptions()
+    # The in-process client's own Binding (`binding_body`) is in decoded form already.
+    decoded = as_decoded(body, binding_kind) if options.decoded else decode(body, binding_kind)
+    binding = decoded.obj
     server.check_namespace(binding_kind, binding, namespace)
     binding_meta = meta(binding)
     subresource = bool(name)
@@ -80,7 +83,7 @@ async def bind(
         namespace,
         name,
         assign,
-        (options or WriteOptions()).dry_run,
+        options.dry_run,
         precondition_uid=str(binding_meta.get("uid") or "") if subresource else "",
         precondition_resource_version=str(binding_meta.get("resourceVersion") or ""),
     )

@@ -4,12 +4,12 @@ is created through the in-process API server (decoding, defaulting, admission, v
 managedFields, the store and its watch fan-out) and bound by the scheduler service through the
 binding subresource, which also records its Scheduled event.
 
-The cluster is the `ControlPlane` on the memory store and the virtual clock, as the simulated
-mode assembles it (the store keeps objects as plain JSON rather than deflated: packing for
-memory is what a simulation skips), with the scheduler and no controllers, node agents,
-dashboard or kube-state-metrics (a simulation goes without their informers too, and
-scheduler_perf runs none): nodes are bare Node objects with their capacity in their status, as
-scheduler_perf's hollow nodes are. Every node is scored, as in the core benchmark.
+The cluster is the `ControlPlane` on the simulated mode's store (`simulated_store`: objects as
+plain JSON, its window of recent changes, no key settled) and the virtual clock, with the
+scheduler and no controllers, node agents, dashboard or kube-state-metrics (a simulation goes
+without their informers too, and scheduler_perf runs none): nodes are bare Node objects with
+their capacity in their status, as scheduler_perf's hollow nodes are. Every node is scored, as
+in the core benchmark.
 Nodes, namespaces and a workload's initial pods are created and bound first (not timed); then
 the measured pods are created one after another. pods/s counts the measured pods, from the
 first create call to the last binding committed; a pod's latency runs from its create call's
@@ -39,8 +39,8 @@ from pinnace.client import LocalClient
 from pinnace.clock import VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.scheduler.config import SchedulerConfiguration
-from pinnace.store import MemoryStore, WatchEvent
-from pinnace.store.codec import Codec
+from pinnace.sim.simulation import simulated_store
+from pinnace.store import WatchEvent
 
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
@@ -145,7 +145,7 @@ async def _measure(
         dashboard=False,
         seed=seed,
     )
-    plane = ControlPlane(MemoryStore(codec=Codec(deflate=False)), clock, options)
+    plane = ControlPlane(simulated_store(), clock, options)
     bindings = _Bindings()
     stop_observing = plane.store.observe(bindings.observe)
     await plane.start()

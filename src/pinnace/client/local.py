@@ -217,7 +217,8 @@ class LocalClient(Client):
 
     async def bind(self, pod: Mapping[str, Any], node: str) -> None:
         m = pod["metadata"]
-        await binding.bind(self._server, m["namespace"], m["name"], binding_body(pod, node))
+        body = binding_body(pod, node)
+        await binding.bind(self._server, m["namespace"], m["name"], body, self._own_options)
 
     async def evict(self, namespace: str, name: str, options: DeleteOptions | None = None) -> None:
         body = eviction_body(namespace, name, options)

@@ -53,6 +53,15 @@ key that lives past one, and a block's unpacking on each read (an Event, read ag
 it an hour later)."""
 
 
+def simulated_store() -> MemoryStore:
+    """The simulated mode's store: in memory, objects as plain JSON (packing them for memory
+    is what a simulation skips), the `RECENT_VERSIONS` latest changes kept as written, and
+    no key settled."""
+    return MemoryStore(
+        codec=Codec(deflate=False), recent_versions=RECENT_VERSIONS, settle_keys=False
+    )
+
+
 class Simulation:
     """The scenario's cluster, started on its own virtual loop at time zero.
 
@@ -77,11 +86,7 @@ class Simulation:
         self.seed = scenario.seed if seed is None else seed
         self.loop = VirtualEventLoop()
         self.clock = Clock(self.loop)
-        self.store = MemoryStore(
-            codec=Codec(deflate=False),
-            recent_versions=RECENT_VERSIONS,
-            settle_keys=False,
-        )
+        self.store = simulated_store()
         cluster = scenario.cluster
         options = ClusterOptions(
             nodes=cluster.nodes,

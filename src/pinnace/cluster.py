@@ -200,7 +200,9 @@ class ControllerManager:
     `mapper` maps the kinds the HPA targets, and the VPA its pods' controllers, to those the
     server serves (None: the built-in kinds only); `heartbeats` is the simulated mode's account
     of lease renewals; `history` is the usage history the VPA's prometheus storage reads (None:
-    none, as out of `pinnace up`'s process)."""
+    none, as out of `pinnace up`'s process); `bound_pods` the informer on bound pods
+    (`pods_on_nodes`) the node lifecycle and taint eviction controllers share with the
+    simulated mode's node agents (None: one of their own)."""
 
     def __init__(
         self,
@@ -212,8 +214,9 @@ class ControllerManager:
         mapper: KindMapper | None = None,
         heartbeats: NodeHeartbeats | None = None,
         history: PodHistory | None = None,
+        bound_pods: Informer | None = None,
     ) -> None:
-        pods = pods_on_nodes(client())
+        pods = bound_pods if bound_pods is not None else pods_on_nodes(client())
         self.node_lifecycle = NodeLifecycleController(
             client(), options.node_lifecycle, heartbeats=heartbeats, pods=pods
         )
@@ -286,6 +289,11 @@ class ControlPlane:
         root_ca = options.root_ca or self_signed_ca(self.randomness, clock.now())
         self.root_ca_publisher = RootCACertPublisher(self.client(), root_ca)
         self.tokens_controller = TokensController(self.client(), tokens, root_ca)
+        # The simulated mode's node agents and controllers, in one process on a store that
+        # packs nothing, follow the bound pods through one informer.
+        bound_pods = (
+            pods_on_nodes(self.client()) if options.simulated and options.controllers else None
+        )
         self.nodes = NodeAgentPool(
             self.client(),
             options.nodes,
@@ -293,6 +301,7 @@ class ControlPlane:
             simulated=options.simulated,
             features=options.features,
             housekeeping_interval=options.housekeeping_interval,
+            bound_pods=bound_pods,
         )
         self.server.log_source = self.nodes.read_log
         if options.simulated:
@@ -342,6 +351,7 @@ class ControlPlane:
                 mapper=RegistryMapper(self.server.kinds),
                 heartbeats=self.nodes if options.simulated else None,
                 history=None if self.history is None else self.pod_history,
+                bound_pods=bound_pods,
             )
             self.node_lifecycle = manager.node_lifecycle
             self.taint_eviction = manager.taint_eviction

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import pytest
 from tests.client.conftest import CONFIG_MAPS, config_map
 from tests.kubelet.conftest import LEASES, NODES, PODS, pod
 from tests.support import SimulatedCluster
 
 from pinnace.api.options import LogOptions
 from pinnace.apiserver.logs import log_text
-from pinnace.client import PatchType
+from pinnace.client import Informer, PatchType
 from pinnace.clock import parse_time
 from pinnace.cluster import ClusterOptions
 from pinnace.kubelet import NodeConfig, node_configs
@@ -170,3 +171,32 @@ def test_a_config_map_change_reaches_only_the_nodes_whose_pods_use_it() -> None:
         assert printed.split()[0] == "football" and printed.split()[-1] == "cricket"
     finally:
         cluster.close()
+
+
+def test_simulated_agents_share_the_controllers_informer_on_bound_pods(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As kube-controller-manager's controllers share their pod informer, the simulated mode's
+    # node agents share the node lifecycle and taint eviction controllers' one: each change of
+    # a bound pod is watched and cached once for all of them. The live mode's pool keeps its
+    # own, packed (its workers share the cached bytes).
+    selectors: list[str] = []
+    created = Informer.__init__
+
+    def counted(self: Informer, client: Any, kind: Any, *args: Any, **kwargs: Any) -> None:
+        if kind == PODS:
+            selectors.append(kwargs.get("field_selector") or "")
+        created(self, client, kind, *args, **kwargs)
+
+    monkeypatch.setattr(Informer, "__init__", counted)
+    for simulated, watches in ((True, 1), (False, 2)):
+        selectors.clear()
+        cluster = SimulatedCluster(ClusterOptions(nodes=node_configs(2), simulated=simulated))
+        try:
+            assert selectors.count("spec.nodeName!=") == watches
+            cluster.run(cluster.client.create(PODS, "default", pod("a", node="pinnace-node-1")))
+            cluster.wait(1)
+            a = cluster.run(cluster.client.get(PODS, "default", "a"))["status"]
+            assert a["phase"] == "Running"
+        finally:
+            cluster.close()

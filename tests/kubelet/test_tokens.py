@@ -393,10 +393,29 @@ def test_a_first_token_that_cannot_be_had_fails_as_in_the_live_mode(case: str) -
         assert isinstance(simulated[-1], dict)  # it started once it could have its token
 
 
+def test_a_simulated_pod_starts_in_the_pass_that_sets_its_token_up() -> None:
+    # The first token is granted as the volume is set up (the in-process API server answers at
+    # once, as the v1.32 kubelet's mount waits for the answer), so the containers start in
+    # that pass; the status showing them running is written after their Events, as v1.32's
+    # kubelet writes it on the sync after they started.
+    cluster = _cluster(True)
+    try:
+        cluster.run(cluster.client.create(PODS, "default", _sleeper("quick")))
+        cluster.wait(60)
+        pod = cluster.run(cluster.client.get(PODS, "default", "quick"))
+        assert pod["status"]["phase"] == "Running"
+        events = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+        started = [e for e in events if e["reason"] == "Started"]
+        assert len(started) == 1
+        written = int(started[0]["metadata"]["resourceVersion"])
+        assert written < int(pod["metadata"]["resourceVersion"])
+    finally:
+        cluster.close()
+
+
 @pytest.mark.parametrize("simulated", [False, True], ids=["live", "simulated"])
 def test_a_pod_deleted_as_it_reaches_the_kubelet_starts_nothing(simulated: bool) -> None:
-    # Its deletion reaches the kubelet before the answer to its first TokenRequest does, in
-    # both modes: the simulated one asks for its token as the live one does, not at once.
+    # Its deletion reaches the kubelet before its containers start, in both modes.
     cluster = _cluster(simulated)
     try:
         [node] = cluster.plane.nodes.agents

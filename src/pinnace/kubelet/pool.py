@@ -105,6 +105,7 @@ class NodeAgentPool:
         process: str = "",
         node_client: Callable[[str], Client] | None = None,
         housekeeping_interval: float = HOUSEKEEPING_INTERVAL,
+        bound_pods: Informer | None = None,
     ) -> None:
         """`codec` packs the pods (a new one by default): the cluster's. `features`: the
         kubelets' feature gates. `simulated`: the
@@ -113,7 +114,11 @@ class NodeAgentPool:
         `process`: the `pinnace agent` process whose nodes these are ("" for `pinnace up`'s);
         `node_client`: the client each node's agent uses, by node name (`client` when None).
         `housekeeping_interval`: how often, at most, the nodes' metrics endpoints read their
-        container stats (the kubelet's --housekeeping-interval)."""
+        container stats (the kubelet's --housekeeping-interval). `bound_pods`: an informer on
+        the pods bound to a node (`spec.nodeName!=`), filed by node in the index NODE_NAME,
+        that the pool shares with the controllers of its process (the simulated mode's node
+        lifecycle and taint eviction controllers: `pods_on_nodes`), so that each change of a
+        bound pod is watched and cached once for all; the pool's own, packed, when None."""
         self.client = client
         self.process = process
         """The `pinnace agent` process whose nodes these are ("": `pinnace up`'s)."""
@@ -128,10 +133,16 @@ class NodeAgentPool:
         # Packed (the workers share the bytes), not filed by namespace (never listed so): a pool
         # of thousands of nodes runs hundreds of thousands of pods. Filed by node, for what an
         # agent that (re)starts or reconnects is handed.
-        self._pods = Informer(
-            client, PODS, field_selector="spec.nodeName!=", codec=self.codec, namespace_index=False
-        )
-        self._pods.add_indexer(NODE_NAME, _node_name)
+        if bound_pods is None:
+            bound_pods = Informer(
+                client,
+                PODS,
+                field_selector="spec.nodeName!=",
+                codec=self.codec,
+                namespace_index=False,
+            )
+            bound_pods.add_indexer(NODE_NAME, _node_name)
+        self._pods = bound_pods
         hosted = f"{AGENT_LABEL}={process}" if process else f"!{AGENT_LABEL}"
         self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true,{hosted}")
         configs = list(configs)

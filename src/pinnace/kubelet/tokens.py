@@ -22,10 +22,13 @@ so the schedule goes on as it would) without asking, and leaves the pod's files 
 It asks when the token is read: a mount (`token`), a container about to read its files
 (`files_stale`, then `token`), or before the node is cut off (`settle`), asking the API server
 for the token as issued at the refresh's time (`Client.request_token`'s `issued_at`), which the
-in-process API server answers at once. A pod's first token is asked for when and as the live
-mode asks (so its mount fails, waits and is retried alike), but granted unsigned
-(`Client.grant_token`: every check made, the claims set): the volume is set up with a stand-in
-(`UNSIGNED`), and the token signed when a container is about to read the pod's files
+in-process API server answers at once. A pod's first token is asked for when the live mode
+asks, as the volume is first set up, and granted unsigned (`Client.grant_token`: every check
+made, the claims set) there and then: the in-process API server answers without waiting, as
+the v1.32 kubelet's mount waits for its answer, so the volume is set up with a stand-in
+(`UNSIGNED`) in that pass of the pod's worker (the live mode's request is a task of its own,
+whose answer has the volume set up again), and a refusal fails that mount, retried with the
+live mode's back-off. The token is signed when a container is about to read the pod's files
 (`files_stale`). docs/simulation.md says what this leaves out.
 """
 
@@ -36,7 +39,7 @@ import functools
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
@@ -45,6 +48,8 @@ from pinnace.clock import Clock, Timer
 from pinnace.clock.rfc3339 import parse_time, second_instant
 
 _log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 MAX_TTL = 24 * 60 * 60
 """A token older than this is refreshed, whatever its expiry."""
@@ -127,7 +132,10 @@ class TokenManager:
         if entry.token and not self._requires_refresh(entry, expiration, now):
             return entry.token, ""
         if not entry.fetching and now >= entry.retry_at:
-            self._fetch(key, entry)
+            if self.defer and not entry.token:
+                self._grant(key, entry)
+            else:
+                self._fetch(key, entry)
         if entry.token and now <= entry.expires:
             return entry.token, ""  # kept while it is refreshed
         if entry.error:
@@ -191,18 +199,26 @@ class TokenManager:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _grant(self, key: TokenKey, entry: _Token) -> None:
+        """The first token, in the simulated mode: granted at once (the in-process API server
+        answers without waiting, as the kubelet's mount waits for its answer) and signed when
+        read; the mount goes on with it in the same pass."""
+        try:
+            grant = _at_once(self.client.grant_token(key[0], key[1], _token_request(key)))
+        except StatusError as e:
+            self._refused(entry, e)
+        else:
+            self._answered(key, entry, UNSIGNED, grant.request)
+            entry.unsigned = functools.cache(grant.sign)  # one text, however often read
+            self._unseen.add(key[3])
+        self._schedule(key, entry)
+
     async def _request(self, key: TokenKey, entry: _Token) -> None:
         namespace, account, _, uid, _, _ = key
         body = _token_request(key)
         try:
-            if self.defer and not entry.token:  # the first: signed when read
-                grant = await self.client.grant_token(namespace, account, body)
-                self._answered(key, entry, UNSIGNED, grant.request)
-                entry.unsigned = functools.cache(grant.sign)  # one text, however often read
-                self._unseen.add(uid)
-            else:
-                answer = await self.client.request_token(namespace, account, body)
-                self._answered(key, entry, answer["status"]["token"], answer)
+            answer = await self.client.request_token(namespace, account, body)
+            self._answered(key, entry, answer["status"]["token"], answer)
         except StatusError as e:
             self._refused(entry, e)
         finally:
@@ -314,16 +330,17 @@ def _refresh_time(entry: _Token, expiration: int) -> float:
     return min(entry.issued + MAX_TTL, entry.expires - expiration * 20 // 100) + 1
 
 
-def _at_once(request: Coroutine[Any, Any, Object]) -> Object:
+def _at_once(request: Coroutine[Any, Any, T]) -> T:
     """The answer of an in-process request that does not wait (the simulated mode's API
-    server on its memory store answers at once), for a container reading its files now."""
+    server on its memory store answers at once): a first token for a mount under way, or one
+    for a container reading its files now."""
     try:
         request.send(None)
     except StopIteration as done:
-        answer: Object = done.value
+        answer: T = done.value
         return answer
     request.close()
-    raise RuntimeError("a deferred token request waited for an answer")
+    raise RuntimeError("a simulated token request waited for an answer")
 
 
 def _key_text(key: TokenKey) -> str:

@@ -101,8 +101,11 @@ def marked(driver: webdriver.Chrome, table: str) -> list[str]:
 
 
 def row_text(driver: webdriver.Chrome, table: str, key: str) -> str:
-    found = driver.find_elements(By.CSS_SELECTOR, f'{table} tr[data-key="{key}"]')
-    return found[0].text if found else ""
+    """The row's text, found and read in one script: a row the page replaces between a lookup
+    and a read (what these tests make it do) would be a stale element to the second."""
+    script = "const row = document.querySelector(arguments[0]); return row ? row.innerText : ''"
+    text: str = driver.execute_script(script, f'{table} tr[data-key="{key}"]')
+    return text
 
 
 def test_a_change_replaces_only_its_rows_in_the_tables(

@@ -1,4 +1,4 @@
-"""kubectl drain as a real user runs it, against `pinnace up --nodes 2`: the scheduler places
+"""kubectl drain as a real user runs it, against `pinnace up` with two nodes: the scheduler places
 the pods, node agents run them, and a drain evicts gracefully (no --grace-period=0): the node
 agent stops the containers and the pods go, the node stays cordoned, new pods avoid it."""
 
@@ -10,10 +10,23 @@ import pytest
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
 
+# The nodes compute their status every second (nodeStatusUpdateFrequency, 10 s by default), so
+# a cordon's Event comes within a second.
+CLUSTER_FILE = """\
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- name: node
+  count: 2
+  kubelet: {nodeStatusUpdateFrequency: 1s}
+"""
+
 
 @pytest.fixture(scope="module")
 def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = launch(tmp_path_factory.mktemp("pinnace-up-nodes"), flags=("--nodes", "2"))
+    workdir = tmp_path_factory.mktemp("pinnace-up-nodes")
+    (workdir / "cluster.yaml").write_text(CLUSTER_FILE)
+    running = launch(workdir, flags=("--config", str(workdir / "cluster.yaml")))
     yield running
     stop(running)
 
@@ -64,7 +77,7 @@ def test_the_node_agent_records_a_cordon_and_an_uncordon(nodes: Cluster) -> None
         return messages == f"Node {node} status is now: {reason}"
 
     nodes.ok("cordon", node)
-    # At the node agent's next node status update (every 10 s).
+    # At the node agent's next node status update (nodeStatusUpdateFrequency).
     eventually(lambda: seen("NodeNotSchedulable"), timeout=20)
     nodes.ok("uncordon", node)
     eventually(lambda: seen("NodeSchedulable"), timeout=20)

@@ -26,6 +26,8 @@ spec:
   template:
     spec:
       restartPolicy: Never
+      # busybox's sleep as PID 1 does not stop on SIGTERM: the drain waits out the grace period.
+      terminationGracePeriodSeconds: 1
       containers: [{name: c, image: busybox, command: [sleep, "300"]}]
 """
 

@@ -247,6 +247,11 @@ class NodeAgentPool:
         await self._sources.stop()
         await self._services.stop()
         await self._nodes.stop()
+        for agent in self.agents.values():
+            # Writes under way are given up with the kubelet, not left to land in (or fail
+            # against) a store that closes after the plane stops.
+            _link(agent).connected = False
+            agent.shut_down()
         for task in self._adopting.values():
             task.cancel()
         if self._wheel is not None:

@@ -1,0 +1,131 @@
+"""pods/proxy, as kube-apiserver v1.32 serves it (pkg/registry/core/pod/rest ProxyREST and
+apimachinery's UpgradeAwareHandler): `/api/v1/namespaces/NS/pods/NAME[:PORT]/proxy[/PATH]`
+carries one HTTP request to the pod's IP, at PORT or the first port its containers declare
+(80 when none does), and relays the answer.
+
+The simulated pod has no network: the request goes, as one port-forward connection would, to
+what listens on that port in the pod (`pinnace.kubelet.listeners`), and its answer is read
+back. kube-apiserver's own refusals are Status objects: a pod without an IP is 400 `address
+not allowed`, a port nothing listens on 503 `error trying to reach service: dial tcp
+IP:PORT: connect: connection refused`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from pinnace.api import catalog, status
+from pinnace.api.objects import Object
+from pinnace.api.streams import STDOUT, StreamError
+from pinnace.apiserver.http.request import Request
+from pinnace.apiserver.http.responses import Response
+from pinnace.apiserver.logs import remote_node
+from pinnace.apiserver.server import APIServer
+from pinnace.apiserver.streams import source
+
+_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/proxy(/.*)?$")
+_HOP_BY_HOP = frozenset(
+    ("connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te")
+)
+DEFAULT_PORT = 80
+"""http's port: where the proxy dials when neither the URL nor the pod names one."""
+
+
+def is_pod_proxy(path: str) -> bool:
+    return _PATH.match(path) is not None
+
+
+async def relay(server: APIServer, request: Request) -> Response:
+    """The pod's answer to the request, or kube-apiserver's refusal."""
+    found = _PATH.match(request.path)
+    assert found is not None
+    namespace, named, rest = found.group(1), found.group(2), found.group(3)
+    name, _, port = named.partition(":")
+    pod = await server.get(catalog.kind("", "pods"), namespace, name)
+    if rest is None:
+        # UpgradeAwareHandler's redirect of an empty path to one that ends in "/".
+        query = request.scope.get("query_string", b"").decode("latin-1")
+        location = request.path + "/" + (f"?{query}" if query else "")
+        return Response(301, b"", "text/html; charset=utf-8", [("Location", location)])
+    address = (pod.get("status") or {}).get("podIP") or ""
+    if not address:
+        raise status.bad_request("address not allowed")
+    port = port or _first_declared_port(pod)
+    reached = f"{address}:{port}"
+    if not port.isdigit():
+        raise _unreachable(f"dial tcp: lookup tcp/{port}: unknown port")
+    sent = _request_bytes(request, rest, reached) + await request.body()
+    answer = await _exchange(server, pod, int(port), sent)
+    if answer is None:
+        raise _unreachable(f"dial tcp {reached}: connect: connection refused")
+    return _response(answer)
+
+
+def _first_declared_port(pod: Object) -> str:
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        for declared in container.get("ports") or ():
+            return str(declared.get("containerPort"))
+    return str(DEFAULT_PORT)
+
+
+def _request_bytes(request: Request, path: str, host: str) -> bytes:
+    query = request.scope.get("query_string", b"").decode("latin-1")
+    head = [f"{request.method} {path}{'?' + query if query else ''} HTTP/1.1", f"Host: {host}"]
+    head += [
+        f"{name}: {value}"
+        for name, value in request.header_lines()
+        if name.lower() not in _HOP_BY_HOP and name.lower() not in ("host", "authorization")
+    ]
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+
+
+async def _exchange(server: APIServer, pod: Object, port: int, sent: bytes) -> bytes | None:
+    """What the listener at `port` in the pod answers `sent` (None: the connection was
+    refused)."""
+    if await remote_node(server, pod) is not None:
+        raise _unreachable("pods/proxy reaches pods of in-process nodes only")
+    try:
+        forward = source(server).port_forward(pod, port)
+    except StreamError:
+        return None
+    connection = _Connection(sent)
+    await forward(connection)
+    return bytes(connection.answer)
+
+
+class _Connection:
+    """One TCP connection as the listener sees it: the request, then its end."""
+
+    def __init__(self, sent: bytes) -> None:
+        self.unread = sent
+        self.answer = bytearray()
+
+    async def read(self) -> bytes:
+        data, self.unread = self.unread, b""
+        await asyncio.sleep(0)
+        return data
+
+    async def write(self, stream: int, data: bytes) -> None:
+        if stream == STDOUT:
+            self.answer += data
+
+
+def _response(answer: bytes) -> Response:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    words = lines[0].split(" ", 2)
+    code = int(words[1]) if len(words) > 1 and words[1].isdigit() else 502
+    content_type, headers = "text/plain; charset=utf-8", []
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        value = value.strip()
+        if name.lower() == "content-type":
+            content_type = value
+        elif name.lower() not in _HOP_BY_HOP and name.lower() != "content-length":
+            headers.append((name, value))
+    return Response(code, body, content_type, headers)
+
+
+def _unreachable(why: str) -> status.StatusError:
+    return status.StatusError(503, "ServiceUnavailable", f"error trying to reach service: {why}")

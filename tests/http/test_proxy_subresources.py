@@ -1,9 +1,10 @@
-"""pods/proxy through `pinnace up`: kubectl's `get --raw` and plain HTTP reach what listens
-in a pod (nginx's welcome page, another image's plain answer), with kube-apiserver v1.32's
-refusals for a port nothing listens on, a pod without an IP and a missing pod."""
+"""pods/proxy and services/proxy through `pinnace up`: kubectl's `get --raw` and plain HTTP
+reach what listens in a pod (nginx's welcome page, another image's plain answer), directly or
+through one of a Service's endpoints, with kube-apiserver v1.32's refusals."""
 
 from __future__ import annotations
 
+import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -57,3 +58,34 @@ def test_pods_proxy_relays_to_what_listens_in_the_pod(cluster: Cluster) -> None:
         opener.open(f"{cluster.url}{base}/web/proxy?x=1")
     assert moved.value.code == 301
     assert moved.value.headers["Location"] == f"{base}/web/proxy/?x=1"
+
+
+def test_services_proxy_relays_to_a_ready_endpoint(cluster: Cluster) -> None:
+    cluster.ok("create", "deployment", "site", "--image=nginx", "--replicas=2")
+    cluster.ok("expose", "deployment", "site", "--port=8080", "--target-port=80")
+    cluster.ok("create", "service", "clusterip", "idle", "--tcp=80:80")
+    cluster.ok("rollout", "status", "deployment/site", "--timeout=60s")
+    cluster.ok("wait", "--for=jsonpath={.subsets[0].addresses[1].ip}", "endpoints/site")
+    base = "/api/v1/namespaces/default/services"
+
+    # By the Service's name (its unnamed port), its port number, or scheme:name:port.
+    for named in ("site", "site:8080", "http:site:8080"):
+        answer = cluster.ok("get", "--raw", f"{base}/{named}/proxy/")
+        assert "<h1>Welcome to nginx!</h1>" in answer
+
+    def refusal(named: str) -> str:
+        return cluster.kubectl("get", "--raw", f"{base}/{named}/proxy/").stderr
+
+    assert refusal("site:9999") == (
+        'Error from server (ServiceUnavailable): no service port 9999 found for service "site"\n'
+    )
+    assert refusal("idle") == (
+        'Error from server (ServiceUnavailable): no endpoints available for service "idle"\n'
+    )
+    assert refusal("ftp:site:8080") == (
+        'Error from server (BadRequest): invalid service request "ftp:site:8080"\n'
+    )
+    assert refusal("gone") == 'Error from server (NotFound): endpoints "gone" not found\n'
+    resources = json.loads(cluster.ok("get", "--raw", "/api/v1"))["resources"]
+    [listed] = [r for r in resources if r["name"] == "services/proxy"]
+    assert listed["verbs"] == ["create", "delete", "get", "patch", "update"]

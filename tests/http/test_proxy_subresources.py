@@ -12,6 +12,8 @@ from collections.abc import Iterator
 import pytest
 from tests.http.conftest import Cluster, launch, stop
 
+from pinnace.cli.main import main
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: object, **kwargs: object) -> None:
@@ -58,6 +60,18 @@ def test_pods_proxy_relays_to_what_listens_in_the_pod(cluster: Cluster) -> None:
         opener.open(f"{cluster.url}{base}/web/proxy?x=1")
     assert moved.value.code == 301
     assert moved.value.headers["Location"] == f"{base}/web/proxy/?x=1"
+
+    # The pod's node down: its IP does not answer.
+    kubeconfig = str(cluster.kubeconfig)
+    assert main(["node", "stop", "pinnace-node-1", "--kubeconfig", kubeconfig]) == 0
+    try:
+        timed_out = cluster.kubectl("get", "--raw", f"{base}/web/proxy/")
+    finally:
+        assert main(["node", "start", "pinnace-node-1", "--kubeconfig", kubeconfig]) == 0
+    assert timed_out.stderr == (
+        "Error from server (ServiceUnavailable): error trying to reach service: "
+        f"dial tcp {ip}:80: i/o timeout\n"
+    )
 
 
 def test_services_proxy_relays_to_a_ready_endpoint(cluster: Cluster) -> None:

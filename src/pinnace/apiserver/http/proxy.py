@@ -23,7 +23,7 @@ from typing import Any
 
 from pinnace.api import catalog, status
 from pinnace.api.objects import Object
-from pinnace.api.streams import STDOUT, StreamError
+from pinnace.api.streams import STDOUT, StreamError, Unreachable
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import Response
 from pinnace.apiserver.logs import remote_node
@@ -66,7 +66,11 @@ async def relay(server: APIServer, request: Request, rand: random.Random) -> Res
     if not port.isdigit():
         raise _unreachable(f"dial tcp: lookup tcp/{port}: unknown port")
     sent = _request_bytes(request, rest, reached) + await request.body()
-    answer = await _exchange(server, pod, int(port), sent)
+    try:
+        answer = await _exchange(server, pod, int(port), sent)
+    except Unreachable:
+        # The pod's node is down: its IP does not answer at all.
+        raise _unreachable(f"dial tcp {reached}: i/o timeout") from None
     if answer is None:
         raise _unreachable(f"dial tcp {reached}: connect: connection refused")
     return _response(answer)
@@ -154,11 +158,13 @@ def _request_bytes(request: Request, path: str, host: str) -> bytes:
 
 async def _exchange(server: APIServer, pod: Object, port: int, sent: bytes) -> bytes | None:
     """What the listener at `port` in the pod answers `sent` (None: the connection was
-    refused)."""
+    refused); Unreachable when the pod's node is down."""
     if await remote_node(server, pod) is not None:
         raise _unreachable("pods/proxy reaches pods of in-process nodes only")
     try:
         forward = source(server).port_forward(pod, port)
+    except Unreachable:
+        raise
     except StreamError:
         return None
     connection = _Connection(sent)

@@ -77,9 +77,9 @@ async def relay(server: APIServer, request: Request, rand: random.Random) -> Res
 
 
 def _name_and_port(named: str, resource: str) -> tuple[str, str]:
-    """ "name", "name:port" or "scheme:name:port" (http, https) as apimachinery's
-    SplitSchemeNamePort reads them; the proxy dials the pod in plain HTTP whatever the
-    scheme."""
+    """The name and port of a URL's `name`, `name:port` or `scheme:name:port` (http, https),
+    as apimachinery's SplitSchemeNamePort reads them; the proxy dials the pod in plain HTTP
+    whatever the scheme."""
     parts = named.split(":")
     if len(parts) == 3:
         scheme, name, port = parts

@@ -41,8 +41,7 @@ DISCOVERY = [
     ),
     ("resourcequotas", "", "v1", "ResourceQuota", True, ("quota",), False, ("status",)),
     ("secrets", "", "v1", "Secret", True, (), False, ()),
-    # kube-apiserver also serves services/proxy, which Pinnace does not (no traffic).
-    ("services", "", "v1", "Service", True, ("svc",), True, ("status",)),
+    ("services", "", "v1", "Service", True, ("svc",), True, ("proxy", "status")),
     ("serviceaccounts", "", "v1", "ServiceAccount", True, ("sa",), False, ("token",)),
     ("controllerrevisions", "apps", "v1", "ControllerRevision", True, (), False, ()),
     ("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), True, ("status",)),

@@ -177,6 +177,66 @@ def test_cron_jobs_through_kubectl(cluster: Cluster) -> None:
     )
 
 
+REPORT = """
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: report
+spec:
+  schedule: "0 0 1 1 *"
+  jobTemplate:
+    metadata:
+      labels:
+        team: data
+    spec:
+      backoffLimit: 2
+      template:
+        spec:
+          restartPolicy: OnFailure
+          securityContext:
+            runAsUser: 1000
+          volumes:
+          - name: settings
+            configMap:
+              name: report-settings
+          containers:
+          - name: report
+            image: busybox:1.28
+            command: ["sh", "-c", "cat /settings/greeting; echo; echo $NODE"]
+            envFrom:
+            - configMapRef:
+                name: report-settings
+            env:
+            - name: NODE
+              valueFrom:
+                fieldRef:
+                  fieldPath: spec.nodeName
+            volumeMounts:
+            - name: settings
+              mountPath: /settings
+            readinessProbe:
+              exec:
+                command: ["true"]
+"""
+
+
+def test_a_job_from_a_cron_job_keeps_the_whole_template(cluster: Cluster) -> None:
+    # kubectl sends the Job it builds from the CronJob's jobTemplate in protobuf.
+    cluster.ok("create", "configmap", "report-settings", "--from-literal=greeting=hello")
+    cluster.ok("apply", "-f", "-", stdin=REPORT)
+    cluster.ok("create", "job", "report-now", "--from=cronjob/report")
+    template = json.loads(
+        cluster.ok("get", "cronjob", "report", "-o", "jsonpath={.spec.jobTemplate.spec.template}")
+    )
+    job = json.loads(cluster.ok("get", "job", "report-now", "-o", "json"))
+    assert job["metadata"]["labels"] == {"team": "data"}
+    assert job["spec"]["backoffLimit"] == 2
+    assert job["spec"]["template"]["spec"] == template["spec"]
+    cluster.ok("wait", "--for=condition=complete", "job/report-now", "--timeout=60s")
+    greeting, node = cluster.ok("logs", "job/report-now").splitlines()
+    assert greeting == "hello" and node.startswith("pinnace-node-")
+
+
 def test_the_python_client_drives_stateful_sets_and_cron_jobs(cluster: Cluster) -> None:
     api_client = config.new_client_from_config(str(cluster.kubeconfig))
     try:

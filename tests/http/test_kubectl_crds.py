@@ -206,3 +206,90 @@ def test_explain_reads_a_crds_schema_as_it_changes(cluster: Cluster) -> None:
     index = json.loads(cluster.ok("get", "--raw", "/openapi/v3"))
     assert "apis/explain.example.com/v1" not in index["paths"]
     assert "Widget" not in cluster.ok("get", "--raw", "/openapi/v2")
+
+
+BOATS = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: boats.fleet.example.com
+spec:
+  group: fleet.example.com
+  scope: Namespaced
+  names: {plural: boats, singular: boat, kind: Boat}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    selectableFields:
+    - jsonPath: .spec.color
+    - jsonPath: .spec.afloat
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              color: {type: string}
+              afloat: {type: boolean}
+              length: {type: integer}
+"""
+
+
+def boat(name: str, color: str, afloat: bool) -> str:
+    return json.dumps(
+        {
+            "apiVersion": "fleet.example.com/v1",
+            "kind": "Boat",
+            "metadata": {"name": name},
+            "spec": {"color": color, "afloat": afloat, "length": 7},
+        }
+    )
+
+
+def test_field_selectors_on_a_crds_selectable_fields(cluster: Cluster) -> None:
+    # CustomResourceFieldSelectors is GA in v1.32: a version's selectableFields are field
+    # labels for list and watch, read at their JSON paths; other fields stay refused.
+    cluster.ok("apply", "-f", "-", stdin=BOATS)
+    cluster.ok("wait", "--for", "condition=established", "crd/boats.fleet.example.com")
+    for name, color, afloat in (("a", "red", True), ("b", "blue", True), ("c", "red", False)):
+        cluster.ok("create", "-f", "-", stdin=boat(name, color, afloat))
+
+    def names(selector: str) -> list[str]:
+        return cluster.ok("get", "boats", "-o", "name", "--field-selector", selector).split()
+
+    assert names("spec.color=red") == ["boat.fleet.example.com/a", "boat.fleet.example.com/c"]
+    assert names("spec.color!=red,spec.afloat=true") == ["boat.fleet.example.com/b"]
+    refused = cluster.kubectl("get", "boats", "--field-selector", "spec.length=7")
+    assert refused.returncode == 1
+    assert refused.stderr.endswith("field label not supported: spec.length\n")
+
+    api_client = config.new_client_from_config(str(cluster.kubeconfig))
+    try:
+        boats = client.CustomObjectsApi(api_client)
+        listed = boats.list_namespaced_custom_object(
+            "fleet.example.com", "v1", "default", "boats", field_selector="spec.color=red"
+        )
+        version = listed["metadata"]["resourceVersion"]
+        cluster.ok("patch", "boat", "a", "--type=merge", "-p", '{"spec":{"color":"green"}}')
+        cluster.ok("patch", "boat", "b", "--type=merge", "-p", '{"spec":{"color":"red"}}')
+        stream = boats.list_namespaced_custom_object(
+            "fleet.example.com",
+            "v1",
+            "default",
+            "boats",
+            field_selector="spec.color=red",
+            watch=True,
+            resource_version=version,
+            timeout_seconds=2,
+            _preload_content=False,
+        )
+        events = [json.loads(line) for line in stream.read().splitlines()]
+    finally:
+        api_client.close()
+    # a stops matching (DELETED to this watch), b starts (ADDED).
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("DELETED", "a"),
+        ("ADDED", "b"),
+    ]

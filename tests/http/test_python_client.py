@@ -76,6 +76,31 @@ def test_a_list_at_resource_version_0_ignores_limit(core: client.CoreV1Api) -> N
     assert listed.metadata._continue is None
 
 
+def test_a_dry_run_delete_answers_as_the_delete_would(core: client.CoreV1Api) -> None:
+    """kube-apiserver's registry finishes a dry-run delete as a real one: a Status for a
+    ConfigMap, the object for a pod (whose registry returns the deleted object)."""
+    created = core.create_namespaced_config_map("kube-public", {"metadata": {"name": "dry-cm"}})
+    answer = core.api_client.call_api(
+        "/api/v1/namespaces/kube-public/configmaps/dry-cm",
+        "DELETE",
+        query_params=[("dryRun", "All")],
+        response_type="object",
+        _return_http_data_only=True,
+    )
+    assert answer == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "dry-cm", "kind": "configmaps", "uid": created.metadata.uid},
+    }
+    assert core.read_namespaced_config_map("dry-cm", "kube-public").metadata.uid
+    core.create_namespaced_pod("kube-public", pod("dry-delete"))
+    deleted = core.delete_namespaced_pod("dry-delete", "kube-public", dry_run="All")
+    assert deleted.kind == "Pod" and deleted.metadata.name == "dry-delete"
+    assert core.read_namespaced_pod("dry-delete", "kube-public").metadata.deletion_timestamp is None
+
+
 def test_an_eviction_whose_body_and_query_dry_runs_differ_is_refused(
     core: client.CoreV1Api,
 ) -> None:

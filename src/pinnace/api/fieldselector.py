@@ -316,13 +316,20 @@ def field_set(group: str, kind: str, obj: Mapping[str, Any]) -> dict[str, str]:
     return fields
 
 
-def field_reader(group: str, kind: str, label: str) -> _Getter:
-    """What reads the field `label` (a label the kind accepts) of an object of the kind; a
-    selector names few of a kind's fields, and a watch tests every change against them."""
+def field_reader(
+    group: str, kind: str, label: str, selectable: frozenset[str] = frozenset()
+) -> _Getter:
+    """What reads the field `label` (a label the kind accepts, or one of a custom resource's
+    `selectable` fields) of an object of the kind; a selector names few of a kind's fields,
+    and a watch tests every change against them."""
     if label == _NAME:
         return _at("metadata", "name")
     if label == _NAMESPACE:
         return _at("metadata", "namespace")
+    if label in selectable:
+        # The value at the field's JSON path as Go's fmt.Sprint prints it, "" when absent
+        # (the custom resource strategy's selectableFields).
+        return _at(*label.split("."))
     rules = _KINDS.get((group, kind))
     read = rules.getters.get(label) if rules else None
     return read if read is not None else _nothing
@@ -340,10 +347,17 @@ metadata.namespace when it is namespaced."""
 
 
 def convert_field_selector(
-    group: str, kind: str, selector: FieldSelector, *, custom: bool = False, namespaced: bool = True
+    group: str,
+    kind: str,
+    selector: FieldSelector,
+    *,
+    custom: bool = False,
+    namespaced: bool = True,
+    selectable: frozenset[str] = frozenset(),
 ) -> FieldSelector:
     """Check every field label is one the kind supports (a `custom` resource's: its metadata's
-    only), renaming legacy ones.
+    and its version's `selectable` fields, as crConverter's ConvertFieldLabel), renaming
+    legacy ones.
 
     Raises a 400 BadRequest StatusError worded as kube-apiserver's for the first bad label.
     """
@@ -354,7 +368,7 @@ def convert_field_selector(
     terms = []
     for name, equal, value in selector.terms:
         name = rules.aliases.get(name, name)
-        if name not in rules.labels:
+        if name not in rules.labels and name not in selectable:
             raise _refuse(rules, name)
         terms.append((name, equal, value))
     return FieldSelector(tuple(terms))

@@ -85,6 +85,9 @@ class Kind:
     custom: bool = False
     """Served as kube-apiserver serves a CustomResourceDefinition's kind (the VPA's): a
     strategic merge patch is refused (415), the other patch types work."""
+    selectable_fields: frozenset[str] = frozenset()
+    """A custom resource version's `selectableFields` as field labels (`spec.color` for
+    `.spec.color`): field selectors may name them beyond the metadata's."""
     warning: str = ""
     """A `Warning` sent with every answer about the kind at this version: a deprecated custom
     resource version's deprecationWarning, as crdHandler adds it."""

@@ -36,7 +36,10 @@ class Filter:
     def __post_init__(self) -> None:
         terms = self.fields.terms if self.fields is not None else ()
         group, kind = self.kind.group, self.kind.kind
-        compiled = tuple((field_reader(group, kind, name), eq, value) for name, eq, value in terms)
+        selectable = self.kind.selectable_fields
+        compiled = tuple(
+            (field_reader(group, kind, name, selectable), eq, value) for name, eq, value in terms
+        )
         object.__setattr__(self, "_field_terms", compiled)
 
     @property
@@ -77,5 +80,6 @@ def filter_for(kind: Kind, options: ListOptions) -> Filter:
             selectors.fields,
             custom=kind.custom,
             namespaced=kind.namespaced,
+            selectable=kind.selectable_fields,
         )
     return Filter(kind, labels, fields, required_json(labels) if labels is not None else ())

@@ -811,7 +811,10 @@ class APIServer:
             await self.admission.check_delete(kind, old)
             decision = deletion.decide(kind, old, options, self.clock.now())
             if options.dry_run:
-                return Result(decision.updated or old, removed=decision.remove_now)
+                would_be = decision.updated or old
+                if decision.remove_now:
+                    return Result(self._deleted_result(kind, would_be), removed=True)
+                return Result(would_be)
             if decision.remove_now:
                 if decision.updated is not None:
                     try:

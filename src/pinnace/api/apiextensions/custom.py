@@ -126,6 +126,11 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         verbs=_VERBS[1:] if terminating else _VERBS,
         terminating=terminating,
         custom=True,
+        selectable_fields=frozenset(
+            str(field.get("jsonPath", "")).removeprefix(".")
+            for field in version.get("selectableFields") or ()
+            if isinstance(field, dict)
+        ),
         warning=_deprecation_warning(crd, version),
         default=default,
         prepare_for_create=prepare_for_create,

@@ -24,7 +24,7 @@ from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.user import REQUESTER, Requester
 from pinnace.apiserver.http import custom_metrics as custom_metric_paths
 from pinnace.apiserver.http import metrics as metrics_paths
-from pinnace.apiserver.http import negotiation, nonresource, streaming
+from pinnace.apiserver.http import negotiation, nonresource, proxy, streaming
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.connections import RESPOND, Respond
 from pinnace.apiserver.http.instrumentation import RequestLabels, RequestMetrics, request_labels
@@ -141,6 +141,8 @@ class APIApp:
             cache=TokenCache(server.clock.now),
         )
         self.resources = ResourceHandler(server, generator, tokens, components)
+        self.proxy_random = (rand or Randomness()).child("proxy").random
+        """Picks the endpoint a services/proxy request goes to."""
         self._ending = asyncio.Event()
 
     def end_streams(self) -> None:
@@ -328,6 +330,8 @@ class APIApp:
             return Response(200, generate_latest(registry), PROMETHEUS_TEXT)
         if self.node_proxy is not None and _is_node_proxy(path):
             raise method_not_allowed()  # GET and HEAD go to `proxy_node`
+        if proxy.is_proxy(path):
+            return await proxy.relay(self.server, request, self.proxy_random)
         if self.dashboard is not None and _is_below(path, DASHBOARD_PATH):
             _only_get(request)
             return await self.dashboard(path[len(DASHBOARD_PATH) :])
@@ -458,6 +462,8 @@ def _pretty(request: Request, filtered: bool = False) -> bool:
     refusal of the authentication or authorization filter (`filtered`), which kube-apiserver
     writes negotiated (responsewriters.ErrorNegotiated) before a handler is chosen."""
     path, pretty = request.path, request.query.get("pretty")
+    if not filtered and proxy.is_proxy(path):
+        return False  # a pod's own answer, relayed as it is
     return (filtered or _is_below(path, "/api") or _is_below(path, "/apis")) and (
         negotiation.pretty(
             pretty[0] if pretty else None, request.header("user-agent"), request.header("accept")

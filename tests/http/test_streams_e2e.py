@@ -91,6 +91,21 @@ def test_kubectl_cp_copies_into_the_container_and_back_out(cluster: Cluster) -> 
     assert (cluster.workdir / "download" / "sub" / "notes.txt").read_text() == "hello\nmore\n"
 
 
+def test_the_containers_etc_files_are_the_kubelets_and_runtimes(cluster: Cluster) -> None:
+    ip = cluster.ok("get", "pod", "box", "-o", "jsonpath={.status.podIP}")
+    assert cluster.ok("exec", "box", "--", "cat", "/etc/hostname") == "box\n"
+    hosts = cluster.ok("exec", "box", "--", "cat", "/etc/hosts")
+    assert hosts.startswith("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n")
+    assert hosts.endswith(f"\n{ip}\tbox\n")
+    assert cluster.ok("exec", "box", "--", "cat", "/etc/resolv.conf") == (
+        "search default.svc.cluster.local svc.cluster.local cluster.local\n"
+        "nameserver 10.96.0.10\noptions ndots:5\n"
+    )
+    cluster.ok("cp", "box:/etc/hostname", str(cluster.workdir / "hostname"))
+    assert (cluster.workdir / "hostname").read_text() == "box\n"
+    assert cluster.ok("exec", "box", "--", "ls", "/etc") == "hostname\nhosts\nresolv.conf\n"
+
+
 def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
     done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
     assert (done.returncode, done.stdout) == (4, "4\n")

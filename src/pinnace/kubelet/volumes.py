@@ -31,10 +31,11 @@ goes with the pod.
 An emptyDir volume starts empty and holds what the pod's containers write into it, shared by
 every container that mounts it (an init container's files are there for the app containers);
 a subPath mount of one of its directories is that directory itself (`Subdirectory`).
-A container's files (`Filesystem`) are its mounts of the pod's volumes over its own writable
-layer (what it writes elsewhere, gone when it restarts); the image's own files are not
-modelled. A written file keeps its last `KEPT_BYTES` in memory (what `cat` shows of a longer
-one), and counts every byte written (what `tail -F` follows).
+A container's files (`Filesystem`) are its mounts of the pod's volumes over the pod's /etc
+files (`pinnace.kubelet.etc_files`) over its own writable layer (what it writes elsewhere,
+gone when it restarts); the image's own files are not modelled. A subPath mount of a file is
+that file alone at its mount path. A written file keeps its last `KEPT_BYTES` in memory (what
+`cat` shows of a longer one), and counts every byte written (what `tail -F` follows).
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ class Filesystem:
     def cannot_write(self, path: str) -> str | None:
         """Why a file cannot be written (busybox sh's error), None if it can."""
         found = self._resolve(path)
-        if found is None or not found[1] or self.is_dir(path):
+        if found is None or (found[1] not in found[0] and (not found[1] or self.is_dir(path))):
             return f"sh: can't create {path}: Is a directory"
         if not self.writable(path):
             return f"sh: can't create {path}: Read-only file system"
@@ -236,7 +237,7 @@ class Filesystem:
         found: set[str] = set()
         for mount, files in self.mounts:
             for relative in files:
-                path = (mount.rstrip("/") + "/" + relative).split("/")
+                path = (mount.rstrip("/") + "/" + relative).rstrip("/").split("/")
                 found.update("/".join(path[:n]) for n in range(2, len(path) + 1))
         return sorted(
             path
@@ -522,16 +523,18 @@ class PodVolumes:
         container: Mapping[str, Any],
         environment: Mapping[str, str],
         layer: WritableFiles,
+        etc: WritableFiles,
         before_read: Callable[[], None] = _nothing,
     ) -> Filesystem:
         """The files `container` (with `environment`, what its subPathExprs expand from) sees
-        through its volumeMounts over `layer`, the writable layer of its run; `before_read`
+        through its volumeMounts over `etc` (the pod's /etc files, `pinnace.kubelet.etc_files`)
+        over `layer`, the writable layer of its run; `before_read`
         brings the volumes up to date before they are read (here too when a subPath mount
         copies them). Raises ConfigError when a mount's subPathExpr cannot be expanded."""
         volume_mounts = container.get("volumeMounts") or ()
         if any(mount.get("subPath") or mount.get("subPathExpr") for mount in volume_mounts):
             before_read()
-        mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
+        mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer), ("/etc", etc)]
         for mount in volume_mounts:
             # Checked for every mount, as makeMounts does, modelled volume or not.
             sub_path = mount_sub_path(mount, environment)
@@ -545,9 +548,8 @@ class PodVolumes:
             sub_path = posixpath.normpath(sub_path)
             if isinstance(files, WritableFiles) and sub_path not in files:
                 mounts.append((path, Subdirectory(files, sub_path)))
-            elif sub_path in files:  # a file of its own
-                file = {posixpath.basename(path): files[sub_path]}
-                mounts.append((posixpath.dirname(path), file))
+            elif sub_path in files:  # a file of its own, "" relative to its mount path
+                mounts.append((path, {"": files[sub_path]}))
             else:
                 prefix = sub_path + "/"
                 below = {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}

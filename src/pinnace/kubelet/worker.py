@@ -63,6 +63,7 @@ from pinnace.kubelet.behaviour import (
 )
 from pinnace.kubelet.commands import UnknownOutcome
 from pinnace.kubelet.environment import ConfigError, expand_command, may_fail
+from pinnace.kubelet.etc_files import container_hostname, etc_files
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.exec import Attached
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
@@ -283,6 +284,7 @@ class PodWorker:
     # Slots: over 30 attributes would give every worker a dict of its own (~2 KB).
     __slots__ = (
         "_deadline",
+        "_etc",
         "_failure",
         "_foreign",
         "_gates",
@@ -382,6 +384,8 @@ class PodWorker:
         self._mount_wait: Timer | None = None
         """Set while claim volumes wait: when the sync's wait for them times out."""
         self._ip: PodIP = ""
+        self._etc: WritableFiles | None = None
+        """Its /etc files (`etc_files`), once a container's commands first look."""
         self.start_time = 0.0
         self.phase = "Pending"
         self._grace = 0
@@ -886,12 +890,13 @@ class PodWorker:
         """What container `name`'s commands see: its environment and files, over the
         writable `layer` of its run."""
         env = self.host.container_environment(pod, name, self.pod_ip)
-        hostname = (pod.get("spec") or {}).get("hostname") or self.name
+        if self._etc is None:
+            self._etc = etc_files(pod, self.pod_ip)
         return ShellContext(
             env,
-            self.volumes.filesystem(spec, env, layer, self._files_read),
+            self.volumes.filesystem(spec, env, layer, self._etc, self._files_read),
             self.host.clock.now,
-            hostname,
+            container_hostname(pod),
             web=self.host.web(self.namespace),
             booted=self.host.booted,
             stdin_open=bool(spec.get("stdin")),

@@ -100,12 +100,17 @@ def test_dns_policy_and_dns_config_make_the_resolv_conf(node: Node) -> None:
 
 def test_the_pods_containers_share_the_files_and_may_write_them(node: Node) -> None:
     body = pod("shared", node="node-1")
-    writer = {**_BUSYBOX, "args": ["echo '10.0.0.9 extra' >> /etc/hosts; sleep 3600"]}
-    reader = {"name": "app", **_BUSYBOX, "args": ["cat /etc/hosts; sleep 3600"]}
+    writer = {
+        **_BUSYBOX,
+        "args": ["echo '10.0.0.9 extra' >> /etc/hosts; echo mine > /etc/mine; sleep 3600"],
+    }
+    reader = {"name": "app", **_BUSYBOX, "args": ["cat /etc/hosts; ls /etc; sleep 3600"]}
     body["spec"]["containers"] = [{"name": "writer", **writer}, reader]  # started in order
     node.create_pod(body)
     node.settle()
-    assert printed(node, "shared")[-1] == "10.0.0.9 extra"
+    # The three files are mounted from the pod; what else a container writes under /etc is
+    # its own layer's.
+    assert printed(node, "shared")[-4:] == ["10.0.0.9 extra", "hostname", "hosts", "resolv.conf"]
 
 
 def test_a_file_mounted_by_sub_path_into_etc_leaves_the_others_there(node: Node) -> None:

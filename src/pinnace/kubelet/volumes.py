@@ -31,11 +31,12 @@ goes with the pod.
 An emptyDir volume starts empty and holds what the pod's containers write into it, shared by
 every container that mounts it (an init container's files are there for the app containers);
 a subPath mount of one of its directories is that directory itself (`Subdirectory`).
-A container's files (`Filesystem`) are its mounts of the pod's volumes over the pod's /etc
-files (`pinnace.kubelet.etc_files`) over its own writable layer (what it writes elsewhere,
-gone when it restarts); the image's own files are not modelled. A subPath mount of a file is
-that file alone at its mount path. A written file keeps its last `KEPT_BYTES` in memory (what
-`cat` shows of a longer one), and counts every byte written (what `tail -F` follows).
+A container's files (`Filesystem`) are its mounts of the pod's volumes and of the pod's three
+/etc files (`pinnace.kubelet.etc_files`, each a file mount) over its own writable layer (what
+it writes elsewhere, gone when it restarts); the image's own files are not modelled. A subPath
+mount of a file is that file alone at its mount path. A written file keeps its last
+`KEPT_BYTES` in memory (what `cat` shows of a longer one), and counts every byte written (what
+`tail -F` follows).
 """
 
 from __future__ import annotations
@@ -136,7 +137,37 @@ class Subdirectory(Mapping[str, str]):
         self._files.remove(self._prefix + relative)
 
 
-_WRITABLE = (WritableFiles, Subdirectory)
+class MountedFile(Mapping[str, str]):
+    """One file of writable files, live, bind-mounted at a path of its own (its relative path
+    there is ""): what the kubelet's /etc/hosts and the sandbox's /etc/hostname and
+    /etc/resolv.conf are to a container, so a write goes to the pod's file, not the layer."""
+
+    def __init__(self, files: WritableFiles, name: str) -> None:
+        self._files = files
+        self._name = name
+
+    def __getitem__(self, relative: str) -> str:
+        if relative:
+            raise KeyError(relative)
+        return self._files[self._name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("",) if self._name in self._files else ())
+
+    def __len__(self) -> int:
+        return 1 if self._name in self._files else 0
+
+    def write(self, relative: str, text: str, append: bool) -> None:
+        self._files.write(self._name, text, append)
+
+    def size(self, relative: str) -> int:
+        return self._files.size(self._name)
+
+    def remove(self, relative: str) -> None:
+        self._files.remove(self._name)
+
+
+_WRITABLE = (WritableFiles, Subdirectory, MountedFile)
 
 
 def _nothing() -> None:
@@ -527,14 +558,16 @@ class PodVolumes:
         before_read: Callable[[], None] = _nothing,
     ) -> Filesystem:
         """The files `container` (with `environment`, what its subPathExprs expand from) sees
-        through its volumeMounts over `etc` (the pod's /etc files, `pinnace.kubelet.etc_files`)
-        over `layer`, the writable layer of its run; `before_read`
-        brings the volumes up to date before they are read (here too when a subPath mount
-        copies them). Raises ConfigError when a mount's subPathExpr cannot be expanded."""
+        through its volumeMounts and the pod's `etc` files (`pinnace.kubelet.etc_files`, each
+        mounted at its own path under /etc) over `layer`, the writable layer of its run;
+        `before_read` brings the volumes up to date before they are read (here too when a
+        subPath mount copies them). Raises ConfigError when a mount's subPathExpr cannot be
+        expanded."""
         volume_mounts = container.get("volumeMounts") or ()
         if any(mount.get("subPath") or mount.get("subPathExpr") for mount in volume_mounts):
             before_read()
-        mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer), ("/etc", etc)]
+        mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
+        mounts += [(f"/etc/{name}", MountedFile(etc, name)) for name in etc]
         for mount in volume_mounts:
             # Checked for every mount, as makeMounts does, modelled volume or not.
             sub_path = mount_sub_path(mount, environment)

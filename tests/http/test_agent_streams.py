@@ -250,6 +250,19 @@ def spdy_upgrade(
         connection.close()
 
 
+_UNKNOWN_STREAM = re.compile(
+    r"^E\d{4} [\d:.]+ +\d+ websocket\.go:\d+\] Unknown stream id \d+, discarding message\n", re.M
+)
+
+
+def kubectl_said(stderr: str) -> str:
+    """kubectl's stderr without client-go's log of a message on a stream it has not set up
+    yet: kube-apiserver's translator (v5) sends an empty message on stdout as soon as the
+    WebSocket is open, and kubectl's reader may see it before its streams exist (a race in
+    client-go's websocket executor, not in what the server says)."""
+    return _UNKNOWN_STREAM.sub("", stderr)
+
+
 def agent_port(cluster: Cluster) -> int:
     port = "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}"
     return int(cluster.ok("get", "node", "far-1", "-o", port))
@@ -265,4 +278,4 @@ def test_a_gone_agent_is_the_proxys_dial_error(agent_cluster: tuple[Cluster, Pro
         spdy.communicate(timeout=60)[1] == f"Error from server: error dialing backend: {refused}\n"
     )
     websocket = cluster.kubectl("exec", "box", "--", "true")
-    assert websocket.stderr == f"error: Internal error occurred: {refused}\n"
+    assert kubectl_said(websocket.stderr) == f"error: Internal error occurred: {refused}\n"

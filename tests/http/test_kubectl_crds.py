@@ -205,7 +205,24 @@ def test_explain_reads_a_crds_schema_as_it_changes(cluster: Cluster) -> None:
     cluster.ok("delete", "crd", "widgets.explain.example.com")
     index = json.loads(cluster.ok("get", "--raw", "/openapi/v3"))
     assert "apis/explain.example.com/v1" not in index["paths"]
-    assert "Widget" not in cluster.ok("get", "--raw", "/openapi/v2")
+    assert "explain.example.com" not in cluster.ok("get", "--raw", "/openapi/v2")
+
+
+def test_explain_describes_the_crd_kind_itself(cluster: Cluster) -> None:
+    # kube-apiserver v1.32 publishes apiextensions.k8s.io/v1's own types, field by field, in
+    # /openapi/v3 and /openapi/v2.
+    explained = cluster.ok("explain", "customresourcedefinitions")
+    assert "KIND:       CustomResourceDefinition" in explained
+    assert "represents a resource that should be exposed on the" in explained
+    assert re.search(r"spec\t<CustomResourceDefinitionSpec> -required-", explained)
+    schema = cluster.ok("explain", "crd.spec.versions.schema")
+    assert "FIELD: schema <CustomResourceValidation>" in schema
+    assert "schema describes the schema used for validation, pruning, and defaulting" in schema
+    assert "openAPIV3Schema\t<JSONSchemaProps>" in schema
+    bounds = cluster.ok("explain", "crd.spec.versions.schema.openAPIV3Schema.maxItems")
+    assert "FIELD: maxItems <integer>" in bounds
+    v2 = cluster.ok("explain", "crd.spec.names", "--output=plaintext-openapiv2")
+    assert "kind\t<string> -required-" in v2 and "shortNames\t<[]string>" in v2
 
 
 BOATS = """

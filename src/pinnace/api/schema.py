@@ -116,6 +116,13 @@ _INT64_FIELDS = frozenset(
         "gracePeriodSeconds",
         "seconds",
         "remainingItemCount",
+        # A CRD schema's bounds (JSONSchemaProps' *int64 fields).
+        "maxItems",
+        "minItems",
+        "maxLength",
+        "minLength",
+        "maxProperties",
+        "minProperties",
     }
 )
 _INT32 = (-(2**31), 2**31 - 1)

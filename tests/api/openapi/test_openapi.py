@@ -41,7 +41,7 @@ def _schemas(path: str) -> dict[str, Any]:
 def _refs(value: Any) -> Iterator[str]:
     if isinstance(value, dict):
         for key, item in value.items():
-            if key == "$ref":
+            if key == "$ref" and isinstance(item, str):
                 yield item
             else:
                 yield from _refs(item)
@@ -119,9 +119,22 @@ def test_fields_and_kinds_carry_descriptions() -> None:
     assert container["image"]["description"].startswith("Container image name.")
 
 
-# Fields v1.32's OpenAPI leaves without a description (IngressRuleValue's inlined `http` has
-# no doc comment).
-UNDOCUMENTED = {("io.k8s.api.networking.v1.IngressRule", "http")}
+# Fields v1.32's OpenAPI leaves without a description: IngressRuleValue's inlined `http`, and
+# the JSON Schema keywords of apiextensions v1's JSONSchemaProps and ExternalDocumentation,
+# none of which has a doc comment.
+_EXTENSIONS = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+_SCHEMA_KEYWORDS = (
+    "$ref $schema additionalItems additionalProperties allOf anyOf definitions dependencies "
+    "description enum example exclusiveMaximum exclusiveMinimum externalDocs id items maxItems "
+    "maxLength maxProperties maximum minItems minLength minProperties minimum multipleOf not "
+    "nullable oneOf pattern patternProperties properties required title type uniqueItems"
+)
+UNDOCUMENTED = {
+    ("io.k8s.api.networking.v1.IngressRule", "http"),
+    (_EXTENSIONS + "ExternalDocumentation", "description"),
+    (_EXTENSIONS + "ExternalDocumentation", "url"),
+    *((_EXTENSIONS + "JSONSchemaProps", keyword) for keyword in _SCHEMA_KEYWORDS.split()),
+}
 
 
 def test_every_field_of_every_served_kind_is_documented_as_v1_32_documents_it() -> None:

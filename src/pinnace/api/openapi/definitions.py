@@ -21,6 +21,7 @@ V3_REFS = "#/components/schemas/"
 V2_REFS = "#/definitions/"
 
 _META = "meta.v1."
+_APIEXTENSIONS = "apiextensions.v1."
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _TIME = "io.k8s.apimachinery.pkg.apis.meta.v1.Time"
@@ -95,9 +96,12 @@ _SCALAR_REFS = {
 
 
 def definition_name(type_name: str) -> str:
-    """The OpenAPI name of a strategies type name ("core.v1.Pod", "meta.v1.ObjectMeta")."""
+    """The OpenAPI name of a strategies type name ("core.v1.Pod", "meta.v1.ObjectMeta",
+    "apiextensions.v1.CustomResourceDefinition")."""
     if type_name.startswith(_META):
         return "io.k8s.apimachinery.pkg.apis." + type_name
+    if type_name.startswith(_APIEXTENSIONS):
+        return "io.k8s.apiextensions-apiserver.pkg.apis." + type_name
     return "io.k8s.api." + type_name
 
 
@@ -143,13 +147,14 @@ class Definitions:
         properties = {}
         for json_name, field_type in schema.struct(model).fields.items():
             ref = table.get(json_name, ("",))[0].lstrip("[{")
-            prop = self._property(field_type, ref, refs)
-            if "$ref" in prop and self.ref_prefix == V3_REFS:
-                # OpenAPI v3 ignores a $ref's siblings, so the field's own description
-                # (which `kubectl explain` shows) needs the ref wrapped.
-                prop = {"allOf": [prop]}
+            opaque = modeldocs.field_ref(model, json_name)
+            prop = self._property(field_type, ref, opaque, refs)
             description = modeldocs.field_description(model, json_name)
             if description:
+                if "$ref" in prop and self.ref_prefix == V3_REFS:
+                    # OpenAPI v3 ignores a $ref's siblings, so the field's own description
+                    # (which `kubectl explain` shows) needs the ref wrapped.
+                    prop = {"allOf": [prop]}
                 prop["description"] = description
             prop.update(_extensions(table.get(json_name)))
             properties[json_name] = prop
@@ -181,11 +186,15 @@ class Definitions:
                 model, group, version, sub_kind = SUBRESOURCE_KINDS[sub]
                 self.add_kind(model, _TYPE_NAMES[model], group, version, sub_kind)
 
-    def _property(self, t: schema.Type, ref: str, refs: set[str]) -> dict[str, Any]:
+    def _property(self, t: schema.Type, ref: str, opaque: str, refs: set[str]) -> dict[str, Any]:
+        """The schema of a field of type `t`; `ref` names the strategies type of its struct
+        values, `opaque` the API's definition of its untyped ones (the client models type
+        IntOrString, RawExtension or a JSON schema's JSON fields as a bare object)."""
         if isinstance(t, schema.ListOf):
-            return {"type": "array", "items": self._property(t.item, ref, refs)}
+            return {"type": "array", "items": self._property(t.item, ref, opaque, refs)}
         if isinstance(t, schema.MapOf):
-            return {"type": "object", "additionalProperties": self._property(t.value, ref, refs)}
+            value = self._property(t.value, ref, opaque, refs)
+            return {"type": "object", "additionalProperties": value}
         if isinstance(t, schema.Struct):
             type_name = ref or self._type_names.get(t.model)
             if type_name is None:
@@ -199,6 +208,11 @@ class Definitions:
             name = _SCALAR_REFS[t.name]
             refs.add(name)
             return {"$ref": self.ref_prefix + name}
+        if t.name == "object" and opaque:
+            if opaque not in self.schemas:
+                self.schemas[opaque] = modeldocs.opaque_definition(opaque)
+            refs.add(opaque)
+            return {"$ref": self.ref_prefix + opaque}
         return dict(_SCALAR_SCHEMAS[t.name])
 
 

@@ -74,3 +74,27 @@ def required_fields(model: str) -> tuple[str, ...]:
 def kind_description(model: str) -> str:
     """The description of the type itself ("Pod is a collection of containers…")."""
     return str(_definition(model).get("description", ""))
+
+
+def field_ref(model: str, json_name: str) -> str:
+    """The API definition field `json_name` of `model` (or its items, or its map's values)
+    refers to: "io.k8s.apimachinery.pkg.runtime.RawExtension"; "" for none."""
+    prop = _definition(model).get("properties", {}).get(json_name, {})
+    while "$ref" not in prop:
+        inner = prop.get("items") or prop.get("additionalProperties")
+        if not isinstance(inner, dict):
+            return ""
+        prop = inner
+    return str(prop["$ref"]).rsplit("/", 1)[-1]
+
+
+def opaque_definition(name: str) -> dict[str, Any]:
+    """API definition `name` of a value without fields of its own (RawExtension, FieldsV1,
+    apiextensions' JSON): its description, and its type when the API gives one."""
+    definition = _api_definitions()[name]
+    out: dict[str, Any] = {"description": definition["description"]}
+    # The JSON-schema rendering allows null beside each type; OpenAPI leaves that implicit.
+    types = [t for t in definition.get("type", ()) if t != "null"]
+    if types:
+        out["type"] = types[0]
+    return out

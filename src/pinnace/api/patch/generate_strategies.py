@@ -35,6 +35,7 @@ SERVED = (
     ("apps", "v1", "Deployment"),
     ("apps", "v1", "ReplicaSet"),
     ("apps", "v1", "StatefulSet"),
+    ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
     ("authentication.k8s.io", "v1", "SelfSubjectReview"),
     ("authentication.k8s.io", "v1", "TokenReview"),
     ("authorization.k8s.io", "v1", "LocalSubjectAccessReview"),
@@ -76,6 +77,12 @@ SCALAR_TYPES = {
     # Opaque JSON: compared and merged as one value.
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
     "io.k8s.apimachinery.pkg.runtime.RawExtension",
+    # A JSON schema's JSON-valued fields (default, example, enum's values, items,
+    # additionalProperties, additionalItems, dependencies): any JSON, one value.
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
 }
 
 # `+default=` markers on list-map key fields, which the OpenAPI rendering may drop
@@ -87,8 +94,16 @@ KEY_DEFAULTS = {
 }
 
 
+PREFIXES = (
+    "io.k8s.api.",
+    "io.k8s.apimachinery.pkg.apis.",
+    "io.k8s.apiextensions-apiserver.pkg.apis.",
+)
+"""What `short` takes off a definition's name: "io.k8s.api.core.v1.Pod" is "core.v1.Pod"."""
+
+
 def short(name: str) -> str:
-    for prefix in ("io.k8s.api.", "io.k8s.apimachinery.pkg.apis."):
+    for prefix in PREFIXES:
         if name.startswith(prefix):
             return name[len(prefix) :]
     return name

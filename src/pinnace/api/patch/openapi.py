@@ -11,25 +11,16 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from pinnace.api.apiextensions import patch_models as crd_models
 from pinnace.api.autoscaling import vpa_models
 from pinnace.api.patch import strategies
 
 __all__ = ["API_VERSIONS", "Field", "Shape", "field_of", "kind_shape", "object_shape", "root_type"]
 
-# The generated table's kinds and types, those of the kinds Pinnace serves as custom resources,
-# whose shapes come from their CRDs' structural schemas, and the CustomResourceDefinition's.
-ROOTS = {
-    **strategies.ROOTS,
-    (vpa_models.API_VERSION, vpa_models.KIND): vpa_models.PATCH_ROOT,
-    (crd_models.API_VERSION, crd_models.KIND): crd_models.PATCH_ROOT,
-}
-API_VERSIONS = {
-    **strategies.API_VERSIONS,
-    vpa_models.KIND: vpa_models.API_VERSION,
-    crd_models.KIND: crd_models.API_VERSION,
-}
-TYPES = {**strategies.TYPES, **vpa_models.PATCH_TYPES, **crd_models.PATCH_TYPES}
+# The generated table's kinds and types, and those of the kinds Pinnace serves as custom
+# resources, whose shapes come from their CRDs' structural schemas.
+ROOTS = {**strategies.ROOTS, (vpa_models.API_VERSION, vpa_models.KIND): vpa_models.PATCH_ROOT}
+API_VERSIONS = {**strategies.API_VERSIONS, vpa_models.KIND: vpa_models.API_VERSION}
+TYPES = {**strategies.TYPES, **vpa_models.PATCH_TYPES}
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ ROOTS: dict[tuple[str, str], str] = {
     ('v1', 'ConfigMap'): 'core.v1.ConfigMap',
     ('apps/v1', 'ControllerRevision'): 'apps.v1.ControllerRevision',
     ('batch/v1', 'CronJob'): 'batch.v1.CronJob',
+    ('apiextensions.k8s.io/v1', 'CustomResourceDefinition'): 'apiextensions.v1.CustomResourceDefinition',
     ('apps/v1', 'DaemonSet'): 'apps.v1.DaemonSet',
     ('apps/v1', 'Deployment'): 'apps.v1.Deployment',
     ('discovery.k8s.io/v1', 'EndpointSlice'): 'discovery.v1.EndpointSlice',
@@ -76,6 +77,7 @@ API_VERSIONS = {
     "ConfigMap": "v1",
     "ControllerRevision": "apps/v1",
     "CronJob": "batch/v1",
+    "CustomResourceDefinition": "apiextensions.k8s.io/v1",
     "DaemonSet": "apps/v1",
     "Deployment": "apps/v1",
     "EndpointSlice": "discovery.k8s.io/v1",
@@ -143,6 +145,155 @@ KEY_DEFAULTS = {('core.v1.ContainerPort', 'protocol'): 'TCP', ('core.v1.ServiceP
 
 FieldEntry = tuple[str, str, str, str, tuple[str, ...]]
 TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
+    'apiextensions.v1.CustomResourceColumnDefinition': (
+        'description format jsonPath name priority type',
+        {
+        },
+        'jsonPath name type',
+    ),
+    'apiextensions.v1.CustomResourceConversion': (
+        'strategy',
+        {
+            'webhook': ('apiextensions.v1.WebhookConversion', '', '', '', ()),
+        },
+        'strategy',
+    ),
+    'apiextensions.v1.CustomResourceDefinition': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('apiextensions.v1.CustomResourceDefinitionSpec', '', '', '', ()),
+            'status': ('apiextensions.v1.CustomResourceDefinitionStatus', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'apiextensions.v1.CustomResourceDefinitionCondition': (
+        'lastTransitionTime message reason status type',
+        {
+        },
+        'status type',
+    ),
+    'apiextensions.v1.CustomResourceDefinitionNames': (
+        'kind listKind plural singular',
+        {
+            'categories': ('[', '', '', 'atomic', ()),
+            'shortNames': ('[', '', '', 'atomic', ()),
+        },
+        'kind plural',
+    ),
+    'apiextensions.v1.CustomResourceDefinitionSpec': (
+        'group preserveUnknownFields scope',
+        {
+            'conversion': ('apiextensions.v1.CustomResourceConversion', '', '', '', ()),
+            'names': ('apiextensions.v1.CustomResourceDefinitionNames', '', '', '', ()),
+            'versions': ('[apiextensions.v1.CustomResourceDefinitionVersion', '', '', 'atomic', ()),
+        },
+        'group names scope versions',
+    ),
+    'apiextensions.v1.CustomResourceDefinitionStatus': (
+        '',
+        {
+            'acceptedNames': ('apiextensions.v1.CustomResourceDefinitionNames', '', '', '', ()),
+            'conditions': ('[apiextensions.v1.CustomResourceDefinitionCondition', '', '', 'map', ('type',)),
+            'storedVersions': ('[', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'apiextensions.v1.CustomResourceDefinitionVersion': (
+        'deprecated deprecationWarning name served storage',
+        {
+            'additionalPrinterColumns': ('[apiextensions.v1.CustomResourceColumnDefinition', '', '', 'atomic', ()),
+            'schema': ('apiextensions.v1.CustomResourceValidation', '', '', '', ()),
+            'selectableFields': ('[apiextensions.v1.SelectableField', '', '', 'atomic', ()),
+            'subresources': ('apiextensions.v1.CustomResourceSubresources', '', '', '', ()),
+        },
+        'name served storage',
+    ),
+    'apiextensions.v1.CustomResourceSubresourceScale': (
+        'labelSelectorPath specReplicasPath statusReplicasPath',
+        {
+        },
+        'specReplicasPath statusReplicasPath',
+    ),
+    'apiextensions.v1.CustomResourceSubresourceStatus': (
+        '',
+        {
+        },
+        '',
+    ),
+    'apiextensions.v1.CustomResourceSubresources': (
+        '',
+        {
+            'scale': ('apiextensions.v1.CustomResourceSubresourceScale', '', '', '', ()),
+            'status': ('apiextensions.v1.CustomResourceSubresourceStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'apiextensions.v1.CustomResourceValidation': (
+        '',
+        {
+            'openAPIV3Schema': ('apiextensions.v1.JSONSchemaProps', '', '', '', ()),
+        },
+        '',
+    ),
+    'apiextensions.v1.ExternalDocumentation': (
+        'description url',
+        {
+        },
+        '',
+    ),
+    'apiextensions.v1.JSONSchemaProps': (
+        '$ref $schema additionalItems additionalProperties default description example exclusiveMaximum exclusiveMinimum format id items maxItems maxLength maxProperties maximum minItems minLength minProperties minimum multipleOf nullable pattern title type uniqueItems x-kubernetes-embedded-resource x-kubernetes-int-or-string x-kubernetes-list-type x-kubernetes-map-type x-kubernetes-preserve-unknown-fields',
+        {
+            'allOf': ('[apiextensions.v1.JSONSchemaProps', '', '', 'atomic', ()),
+            'anyOf': ('[apiextensions.v1.JSONSchemaProps', '', '', 'atomic', ()),
+            'definitions': ('{apiextensions.v1.JSONSchemaProps', '', '', '', ()),
+            'dependencies': ('{', '', '', '', ()),
+            'enum': ('[', '', '', 'atomic', ()),
+            'externalDocs': ('apiextensions.v1.ExternalDocumentation', '', '', '', ()),
+            'not': ('apiextensions.v1.JSONSchemaProps', '', '', '', ()),
+            'oneOf': ('[apiextensions.v1.JSONSchemaProps', '', '', 'atomic', ()),
+            'patternProperties': ('{apiextensions.v1.JSONSchemaProps', '', '', '', ()),
+            'properties': ('{apiextensions.v1.JSONSchemaProps', '', '', '', ()),
+            'required': ('[', '', '', 'atomic', ()),
+            'x-kubernetes-list-map-keys': ('[', '', '', 'atomic', ()),
+            'x-kubernetes-validations': ('[apiextensions.v1.ValidationRule', 'merge', 'rule', 'map', ('rule',)),
+        },
+        '',
+    ),
+    'apiextensions.v1.SelectableField': (
+        'jsonPath',
+        {
+        },
+        'jsonPath',
+    ),
+    'apiextensions.v1.ServiceReference': (
+        'name namespace path port',
+        {
+        },
+        'name namespace',
+    ),
+    'apiextensions.v1.ValidationRule': (
+        'fieldPath message messageExpression optionalOldSelf reason rule',
+        {
+        },
+        'rule',
+    ),
+    'apiextensions.v1.WebhookClientConfig': (
+        'caBundle url',
+        {
+            'service': ('apiextensions.v1.ServiceReference', '', '', '', ()),
+        },
+        '',
+    ),
+    'apiextensions.v1.WebhookConversion': (
+        '',
+        {
+            'clientConfig': ('apiextensions.v1.WebhookClientConfig', '', '', '', ()),
+            'conversionReviewVersions': ('[', '', '', 'atomic', ()),
+        },
+        'conversionReviewVersions',
+    ),
     'apps.v1.ControllerRevision': (
         'apiVersion data kind revision',
         {

@@ -1,10 +1,11 @@
-"""Go's time.ParseDuration: the cases of its own tests (src/time/time_test.go)."""
+"""Go's time.ParseDuration and Duration.String: the cases of their own tests
+(src/time/time_test.go)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pinnace.clock.duration import parse_duration
+from pinnace.clock.duration import format_duration, parse_duration
 
 SECOND = 1_000_000_000
 MINUTE = 60 * SECOND
@@ -90,3 +91,24 @@ def test_refuses_with_gos_words(text: str, message: str) -> None:
     with pytest.raises(ValueError) as refused:
         parse_duration(text)
     assert str(refused.value) == message
+
+
+@pytest.mark.parametrize(
+    ("nanos", "text"),
+    [
+        (0, "0s"),
+        (1, "1ns"),
+        (1_100, "1.1µs"),
+        (2_200_000, "2.2ms"),
+        (3_300_000_000, "3.3s"),
+        (4 * MINUTE + 5 * SECOND, "4m5s"),
+        (4 * MINUTE + 5_001_000_000, "4m5.001s"),
+        (5 * HOUR + 6 * MINUTE + 7_001_000_000, "5h6m7.001s"),
+        (8 * MINUTE + 1, "8m0.000000001s"),
+        (-SECOND, "-1s"),
+        (HOUR, "1h0m0s"),
+    ],
+)
+def test_formats_as_go_does(nanos: int, text: str) -> None:
+    assert format_duration(nanos) == text
+    assert parse_duration(text) == nanos

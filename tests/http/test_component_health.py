@@ -146,3 +146,103 @@ def test_a_port_already_taken_is_refused_at_start(tmp_path: Path) -> None:
         )
         assert process.popen.wait(timeout=60) == 1
     assert "failed to listen on 127.0.0.1:" in process.log.read_text()
+
+
+SCHEDULER_CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaseDuration: 1m, resourceNamespace: scheduling}
+clientConnection: {kubeconfig: /etc/kubernetes/scheduler.conf, qps: 20}
+profiles:
+- schedulerName: packer
+  plugins:
+    multiPoint:
+      disabled: [{name: ImageLocality}]
+      enabled: [{name: NodeResourcesFit, weight: 5}]
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {scoringStrategy: {type: MostAllocated, resources: [{name: cpu}]}}
+"""
+
+
+def test_a_scheduler_shows_its_defaulted_configuration_at_configz(
+    tmp_path: Path, processes: list[Process]
+) -> None:
+    # kube-scheduler v1.32's /configz: the defaulted configuration, converted to its internal
+    # type (Go field names), under "componentconfig"; a leader election flag overrides the
+    # file's.
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    config = tmp_path / "scheduler.yaml"
+    config.write_text(SCHEDULER_CONFIG)
+    port = free_port()
+    scheduler = Process(
+        tmp_path,
+        "scheduler",
+        "scheduler",
+        f"--kubeconfig={kubeconfig}",
+        f"--config={config}",
+        "--leader-elect-renew-deadline=20s",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        "--authorization-always-allow-paths=/configz",
+    )
+    processes.append(scheduler)
+    eventually(lambda: serving(port, "/configz"), timeout=60)
+    code, content_type, text = get(port, "/configz")
+    assert (code, content_type) == (200, "application/json")
+    shown = json.loads(text)["componentconfig"]
+    assert shown["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    assert shown["Parallelism"] == 16 and shown["PercentageOfNodesToScore"] == 0
+    assert shown["LeaderElection"] == {
+        "LeaderElect": True,
+        "LeaseDuration": "1m0s",
+        "RenewDeadline": "20s",
+        "RetryPeriod": "2s",
+        "ResourceLock": "leases",
+        "ResourceName": "kube-scheduler",
+        "ResourceNamespace": "scheduling",
+    }
+    assert shown["ClientConnection"] == {
+        "Kubeconfig": "/etc/kubernetes/scheduler.conf",
+        "AcceptContentTypes": "",
+        "ContentType": "application/vnd.kubernetes.protobuf",
+        "QPS": 20,
+        "Burst": 100,
+    }
+    assert (shown["PodInitialBackoffSeconds"], shown["PodMaxBackoffSeconds"]) == (1, 10)
+    assert shown["Extenders"] is None and shown["DelayCacheUntilActive"] is False
+    [profile] = shown["Profiles"]
+    assert profile["SchedulerName"] == "packer"
+    multi_point = profile["Plugins"]["MultiPoint"]
+    assert multi_point["Disabled"] == [{"Name": "ImageLocality", "Weight": 0}]
+    enabled = [(p["Name"], p["Weight"]) for p in multi_point["Enabled"]]
+    assert enabled[:8] == [
+        ("SchedulingGates", 0),
+        ("PrioritySort", 0),
+        ("NodeUnschedulable", 0),
+        ("NodeName", 0),
+        ("TaintToleration", 3),
+        ("NodeAffinity", 2),
+        ("NodePorts", 0),
+        ("NodeResourcesFit", 5),
+    ]
+    assert ("ImageLocality", 1) not in enabled and enabled[-1] == ("DefaultBinder", 0)
+    assert profile["Plugins"]["Score"] == {"Enabled": None, "Disabled": None}
+    configs = {c["Name"]: c["Args"] for c in profile["PluginConfig"]}
+    assert list(configs) == [
+        "NodeResourcesFit",
+        "DefaultPreemption",
+        "InterPodAffinity",
+        "NodeAffinity",
+        "NodeResourcesBalancedAllocation",
+        "PodTopologySpread",
+        "VolumeBinding",
+    ]
+    assert configs["NodeResourcesFit"]["ScoringStrategy"] == {
+        "Type": "MostAllocated",
+        "Resources": [{"Name": "cpu", "Weight": 1}],
+        "RequestedToCapacityRatio": None,
+    }
+    assert configs["VolumeBinding"] == {"BindTimeoutSeconds": 600, "Shape": None}
+    assert scheduler.terminate() == 0

@@ -40,7 +40,7 @@ from pinnace.client.leaderelection import (
     LeaderElector,
     candidate_identity,
 )
-from pinnace.clock import Clock, parse_duration
+from pinnace.clock import Clock, format_duration, parse_duration
 from pinnace.clock.component import Component
 
 DEFAULT_KUBECONFIG = Path.home() / ".pinnace" / "kubeconfig"
@@ -158,6 +158,21 @@ FILE_FIELDS = {
 """Each flag's field in a configuration file's leaderElection."""
 
 
+def leader_election_settings(
+    args: argparse.Namespace, configured: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A configuration file's leaderElection with each flag given put over it, as
+    kube-scheduler's ApplyLeaderElectionTo does (durations as Go writes them)."""
+    settings = dict(configured or {})
+    for dest, name in FILE_FIELDS.items():
+        given = getattr(args, dest, None)
+        if isinstance(given, float):
+            given = format_duration(round(given * 1e9))
+        if given is not None:
+            settings[name] = given
+    return settings
+
+
 def election(
     args: argparse.Namespace, lease: str, configured: Mapping[str, Any] | None = None
 ) -> Election | None:
@@ -206,13 +221,15 @@ def run(
     endpoints: Callable[[bool], Endpoints] | None = None,
     reporter: str = "",
     collectors: Callable[[list[Component]], list[Collector]] | None = None,
+    configz: Callable[[], Mapping[str, Any]] | None = None,
 ) -> int:
     """Run the components `build` makes until a signal (0) or lost leadership (1), with leader
     election on the Lease named after `component` if the component has the flags;
     `configured`: its configuration file's leaderElection; `endpoints`: the health endpoints
     it serves, with leader election or without, if it has the flags; `reporter`: the source
     component of the election's core/v1 Events (`component` when empty); `collectors`: the
-    families of the components made that it serves at /metrics."""
+    families of the components made that it serves at /metrics; `configz`: makes the
+    configurations it serves at /configz, by name (once its flags are found good)."""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("pinnace.client.leaderelection").setLevel(logging.INFO)
     try:
@@ -241,6 +258,8 @@ def run(
             where = f"{args.bind_address}:{args.secure_port}"
             print(f"pinnace {command}: failed to listen on {where}: {e.strerror}", file=sys.stderr)
             return 1
+        if configz is not None:
+            server.serve_configz(configz())
     return asyncio.run(
         _serve(component, config, elected, build, health, server, reporter or component, collectors)
     )

@@ -4,8 +4,9 @@ with a self-signed certificate made at each start, as theirs is without --tls-ce
 k8s.io/apiserver's healthz answers (`pinnace.apiserver.http.nonresource`).
 
 kube-scheduler serves /healthz (its leaderElection check with leader election, else ping),
-/livez (ping), /readyz (leaderElection, shutdown, sched-handler-sync) and /metrics (its
-scheduler_* families); kube-controller-manager serves /healthz. A --secure-port of 0 serves
+/livez (ping), /readyz (leaderElection, shutdown, sched-handler-sync), /metrics (its
+scheduler_* families) and /configz (its configuration as configz marshals it, under
+"componentconfig"); kube-controller-manager serves /healthz. A --secure-port of 0 serves
 nothing.
 
 Every caller is anonymous, as to theirs without --authentication-kubeconfig (no client
@@ -19,6 +20,7 @@ ending in `*`) is served, any other is refused with a 403 (`forbidden: User
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -50,6 +52,7 @@ SCHEDULER_ALWAYS_ALLOW = ("/healthz", "/readyz", "/livez")
 CONTROLLER_MANAGER_ALWAYS_ALLOW = ("/healthz",)
 """kube-controller-manager's AlwaysAllowPaths."""
 METRICS_PATH = "/metrics"
+CONFIGZ_PATH = "/configz"
 LEADER_ELECTION = "leaderElection"
 WATCHDOG_TOLERANCE = 20.0
 """How long past its lease a leader that has not renewed is still healthy
@@ -107,6 +110,7 @@ class HealthServer:
         self._failing = failing
         self._allowed = allowed
         self._metrics: CollectorRegistry | None = None
+        self._configz: bytes | None = None
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -151,6 +155,11 @@ class HealthServer:
         for collector in collectors:
             self._metrics.register(collector)
 
+    def serve_configz(self, configs: Mapping[str, Any]) -> None:
+        """Serve /configz: each named configuration (k8s.io/component-base/configz), as Go's
+        encoding/json writes it."""
+        self._configz = go_json(configs)
+
     async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
@@ -164,11 +173,22 @@ class HealthServer:
             return status_response(forbidden_error(anonymous, ""))
         if path == METRICS_PATH and self._metrics is not None:
             return Response(200, generate_latest(self._metrics), PROMETHEUS_TEXT)
+        if path == CONFIGZ_PATH and self._configz is not None:
+            return Response(200, self._configz, "application/json")
         endpoint = health_endpoint(path, self._endpoints)
         if endpoint is None:
             return text_response("404 page not found\n", 404)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), True)
         return health(endpoint, path, query, self._failing(), self._endpoints)
+
+
+def go_json(value: Any) -> bytes:
+    """`value` as Go's json.Marshal writes it: compact, keys in the order given, UTF-8, with
+    <, >, &, U+2028 and U+2029 escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    for c in "<>&\u2028\u2029":
+        text = text.replace(c, f"\\u{ord(c):04x}")
+    return text.encode()
 
 
 async def _send(send: Send, response: Response) -> None:

@@ -38,6 +38,7 @@ from pinnace.clock.component import Component
 from pinnace.scheduler import metrics_api
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import DEFAULTS, ConfigError, SchedulerConfiguration, load_file
+from pinnace.scheduler.configz import component_config
 from pinnace.scheduler.explain import explain_pod, render
 
 DEFAULT_KUBECONFIG = component.DEFAULT_KUBECONFIG
@@ -107,6 +108,7 @@ def run_scheduler(args: argparse.Namespace) -> int:
         ]
 
     configured = config.leader_election if config is not None else None
+    settings = component.leader_election_settings(args, configured)
     # kube-scheduler records its leader election with the legacy core/v1 recorder, as its
     # first profile's schedulerName.
     reporter = (config or SchedulerConfiguration()).scheduler_names[0]
@@ -119,6 +121,11 @@ def run_scheduler(args: argparse.Namespace) -> int:
         health.scheduler_endpoints,
         reporter,
         collectors=lambda made: [c.core.metrics for c in made if isinstance(c, SchedulerService)],
+        configz=lambda: {
+            "componentconfig": component_config(
+                config or SchedulerConfiguration(), settings, args.kubeconfig or ""
+            )
+        },
     )
 
 

@@ -5,7 +5,7 @@ loop jumps to the next event instead of waiting. Randomness comes from one seede
 """
 
 from pinnace.clock.clock import Clock, Timer
-from pinnace.clock.duration import parse_duration
+from pinnace.clock.duration import format_duration, parse_duration
 from pinnace.clock.loop import DEFAULT_EPOCH, DeadlockError, VirtualEventLoop, VirtualModeError
 from pinnace.clock.rand import Randomness
 from pinnace.clock.rfc3339 import (
@@ -26,6 +26,7 @@ __all__ = [
     "VirtualClock",
     "VirtualEventLoop",
     "VirtualModeError",
+    "format_duration",
     "format_micro_time",
     "format_time",
     "micro_instant",

@@ -1,4 +1,5 @@
-"""Go's time.ParseDuration (src/time/format.go), the one duration syntax Kubernetes reads.
+"""Go's time.ParseDuration (src/time/format.go), the one duration syntax Kubernetes reads, and
+time.Duration's String, the one it writes (a metav1.Duration in JSON: "15s", "1m0s").
 
 A duration is an optional sign and one or more decimal numbers, each with an optional fraction
 and a unit: "300ms", "-1.5h", "2h45m", ".5s". The units are ns, us (or µs, μs), ms, s, m and h;
@@ -64,6 +65,36 @@ def parse_duration(text: str) -> int:
     if total > _LIMIT - 1:
         raise invalid
     return total
+
+
+def format_duration(nanos: int) -> str:
+    """`nanos` as Go's Duration.String writes it: "0s", "750ms", "1.5s", "2m0s", "1h0m0s"."""
+    if nanos == 0:
+        return "0s"
+    sign, size = ("-" if nanos < 0 else ""), abs(nanos)
+    if size < 1_000:
+        return f"{sign}{size}ns"
+    if size < 1_000_000:
+        return f"{sign}{_decimal(size, 1_000)}µs"
+    if size < 1_000_000_000:
+        return f"{sign}{_decimal(size, 1_000_000)}ms"
+    minutes, rest = divmod(size, 60_000_000_000)
+    hours, minutes = divmod(minutes, 60)
+    text = _decimal(rest, 1_000_000_000) + "s"
+    if minutes or hours:
+        text = f"{minutes}m{text}"
+    if hours:
+        text = f"{hours}h{text}"
+    return sign + text
+
+
+def _decimal(value: int, unit: int) -> str:
+    """value / unit in decimal, without trailing zeros."""
+    whole, fraction = divmod(value, unit)
+    if not fraction:
+        return str(whole)
+    digits = str(fraction).rjust(len(str(unit)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}"
 
 
 def _part(whole: int, fraction: int, scale: float, unit: int) -> int | None:

@@ -134,6 +134,8 @@ class SchedulerConfiguration:
     source: str = ""  # the file it was read from
     leader_election: dict[str, Any] = field(default_factory=dict)
     """The leaderElection section as written (`pinnace scheduler` reads it)."""
+    written: dict[str, Any] = field(default_factory=dict)
+    """The file's fields as written, those Pinnace does not act on too (/configz shows them)."""
 
     @property
     def scheduler_names(self) -> list[str]:
@@ -197,6 +199,7 @@ def from_mapping(raw: Any, duplicates: Sequence[str] = ()) -> SchedulerConfigura
     config = SchedulerConfiguration(
         percentage_of_nodes_to_score=_percentage(raw, "percentageOfNodesToScore") or 0,
         leader_election=election,
+        written=raw,
     )
     profiles = _list(raw, "profiles", "profiles")
     if profiles:

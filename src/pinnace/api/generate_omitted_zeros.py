@@ -12,17 +12,15 @@ keeps its zero. The table names those fields per client model (`V1DeploymentSpec
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 from kubernetes.client import models
 
+from pinnace.api import gotypes
+
 _BASIC = frozenset({"string", "bool", "int", "int32", "int64", "float64"})
 _STRINGS_ELSEWHERE = frozenset({"UID"})  # k8s.io/apimachinery/pkg/types.UID
-_NAMED = re.compile(r"^type (\w+) (\w+)\s*$", re.MULTILINE)
-_STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
-_FIELD = re.compile(r"^\s+\w+\s+([\w.*\[\]]+)\s+`json:\"(\w+)(,[^\"]*)?\"", re.MULTILINE)
 
 
 def _model(group: str, version: str, name: str) -> str | None:
@@ -36,21 +34,24 @@ def _model(group: str, version: str, name: str) -> str | None:
 
 
 def generate(paths: list[Path]) -> dict[str, tuple[str, ...]]:
-    sources = {path: path.read_text() for path in paths}
+    packages = [gotypes.read(path) for path in paths]
     scalars = set(_BASIC | _STRINGS_ELSEWHERE)
-    for text in sources.values():
-        scalars.update(name for name, under in _NAMED.findall(text) if under in _BASIC)
+    for package in packages:
+        scalars.update(name for name, under in package.named.items() if under in _BASIC)
     table: dict[str, tuple[str, ...]] = {}
-    for path, text in sources.items():
-        group, version = path.parent.parent.name, path.parent.name
-        for name, body in _STRUCT.findall(text):
+    for package in packages:
+        group, version = package.name.split("/")
+        for name, fields in package.structs.items():
             model = _model(group, version, name)
             if model is None:
                 continue
             omitted = sorted(
-                json_name
-                for go_type, json_name, options in _FIELD.findall(body)
-                if "omitempty" in options.split(",") and go_type.split(".")[-1] in scalars
+                f.json_name
+                for f in fields
+                if f.name
+                and f.json_name
+                and "omitempty" in f.json_options
+                and f.go_type.split(".")[-1] in scalars
             )
             if omitted:
                 table[model] = tuple(omitted)

@@ -13,9 +13,10 @@ message reachable from the kinds `pinnace.apiserver.http.protobuf` reads, in its
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
+
+from pinnace.api import gotypes
 
 ROOTS = (
     ("core/v1", "Namespace"),
@@ -56,32 +57,10 @@ _SPECIAL = {
     "meta/v1.FieldsV1": "json",
 }
 _SCALARS = {"string": "string", "bool": "bool", "int32": "int", "int64": "int", "int": "int"}
-_IMPORT = re.compile(r'^\s*(\w+\s+)?"k8s\.io/[\w.]+/(?:pkg/)?(?:apis/)?([\w/.]+)"', re.MULTILINE)
-_NAMED = re.compile(r"^type (\w+) ([\w.\[\]]+)\s*$", re.MULTILINE)
-_STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
-_FIELD = re.compile(r"^\s+(?:\w+\s+)?([\w.*\[\]]+)\s+`([^`]*)`", re.MULTILINE)
-_TAG = re.compile(r'(\w+):"([^"]*)"')
-
-
-class _Package:
-    def __init__(self, name: str, text: str) -> None:
-        self.name = name
-        self.aliases = {
-            (alias or path.rsplit("/", 1)[-1]).strip(): _package_name(path)
-            for alias, path in _IMPORT.findall(text)
-        }
-        self.named = dict(_NAMED.findall(text))
-        self.structs = dict(_STRUCT.findall(text))
-
-
-def _package_name(import_path: str) -> str:
-    """'api/core/v1' -> 'core/v1'; 'apimachinery/pkg/apis/meta/v1' -> 'meta/v1'."""
-    parts = import_path.split("/")
-    return "/".join(parts[-2:]) if parts[-1].startswith("v1") else parts[-1]
 
 
 class _Generator:
-    def __init__(self, packages: dict[str, _Package]) -> None:
+    def __init__(self, packages: dict[str, gotypes.Package]) -> None:
         self.packages = packages
         self.table: dict[str, dict[int, str]] = {}
         self.origin: dict[str, str] = {}
@@ -95,17 +74,15 @@ class _Generator:
         self.origin[name] = qualified
         fields: dict[int, str] = {}
         self.table[name] = fields
-        for go_type, tags in _FIELD.findall(self.packages[package].structs[name]):
-            tag = dict(_TAG.findall(tags))
-            if "protobuf" not in tag:
+        for field in self.packages[package].structs[name]:
+            if "protobuf" not in field.tags:
                 continue
-            wire = tag["protobuf"].split(",")
-            number = int(wire[1])
-            json_name, *options = tag["json"].split(",")
+            number = int(field.tags["protobuf"].split(",")[1])
+            go_type, options = field.go_type, field.json_options
             kind = self.kind(package, go_type)
             repeated = go_type.startswith("[]") and kind != "bytes"
             keep_zero = go_type.startswith("*") or "omitempty" not in options
-            spec = f"{'' if 'inline' in options else json_name}:{kind}"
+            spec = f"{'' if 'inline' in options else field.json_name}:{kind}"
             spec += "*" if repeated else "!" if keep_zero and _is_scalar(kind) else ""
             fields[number] = spec
         return name
@@ -141,7 +118,7 @@ class _Generator:
         alias, _, name = go_type.rpartition(".")
         if not alias:
             return package, name
-        return self.packages[package].aliases.get(alias, alias), name
+        return self.packages[package].imports.get(alias, alias), name
 
 
 def _is_scalar(kind: str) -> bool:
@@ -149,10 +126,7 @@ def _is_scalar(kind: str) -> bool:
 
 
 def generate(paths: list[Path]) -> dict[str, dict[int, str]]:
-    packages = {}
-    for path in paths:
-        name = f"{path.parent.parent.name}/{path.parent.name}"
-        packages[name] = _Package(name, path.read_text())
+    packages = {package.name: package for package in map(gotypes.read, paths)}
     generator = _Generator(packages)
     for package, name in ROOTS:
         generator.message(package, name)

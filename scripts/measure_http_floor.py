@@ -3,7 +3,9 @@ serves with (uvicorn's httptools protocol as `apiserver.http.connections` limits
 in-memory transport, the ASGI app, authentication, authorization, the request metrics and
 the handler, in one process with no socket and no client beside it.
 
-    python scripts/measure_http_floor.py [SHAPE ...] [--requests N] [--auth none|token|cert]
+    python -m scripts.measure_http_floor [SHAPE ...] [--requests N] [--auth none|token|cert]
+
+(from the repository's root: its in-memory transport is the tests' `tests.support`).
 
 Shapes (all by default):
 - version: `GET /version`, the floor every request pays;
@@ -27,7 +29,7 @@ callgrind, started with instrumentation off, `--callgrind` switches it on for ea
 requests only (with callgrind_control) and prints the instructions a request:
 
     PYTHONHASHSEED=0 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \\
-        python scripts/measure_http_floor.py --requests 500 --callgrind
+        python -m scripts.measure_http_floor --requests 500 --callgrind
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any
 
 import orjson
 import uvicorn
+from tests.support import MemoryTransport
 from uvicorn.server import ServerState
 
 from pinnace.api import catalog
@@ -76,39 +79,6 @@ DATE = [(b"date", b"Mon, 30 Nov 2026 20:00:00 GMT")]
 """The Date header uvicorn's server loop sets once a second."""
 
 
-class Transport(asyncio.Transport):
-    """A connection's server side in memory: what the server writes is kept, and the client
-    certificate (if any) is the TLS handshake's."""
-
-    def __init__(self, certificate: dict[str, Any] | None) -> None:
-        super().__init__()
-        self.written = bytearray()
-        self.closed = False
-        self._extra = {"peercert": certificate, "sockname": ("127.0.0.1", 6443)}
-        self._extra["peername"] = ("127.0.0.1", 50000)
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.written += data
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._extra.get(name, default)
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
-        pass
-
-
 class Connection:
     """One keep-alive client connection to the app through `pinnace up`'s HTTP protocol."""
 
@@ -129,17 +99,17 @@ class Connection:
                 done[0].set_result(None)
 
         self._done = done
-        self.transport = Transport(certificate)
+        self.transport = MemoryTransport(certificate)
         self.protocol = Protocol(config=config, server_state=state, app_state={})
         self.protocol.connection_made(self.transport)
 
     async def request(self, data: bytes) -> bytes:
         """Send one whole request; its whole answer (status line, head and body)."""
         self._done[:] = [asyncio.get_running_loop().create_future()]
-        self.transport.written.clear()
+        self.transport.writes.clear()
         self.protocol.data_received(data)
         await self._done[0]
-        return bytes(self.transport.written)
+        return self.transport.written()
 
 
 def request_bytes(method: str, path: str, headers: str, body: bytes = b"") -> bytes:

@@ -1,9 +1,12 @@
-"""What tests share: waiting for a cluster in another process, and a whole cluster in this one.
+"""What tests share: waiting for a cluster in another process, a whole cluster in this one,
+and a connection's transport in memory.
 
 `eventually` polls `pinnace up` (a subprocess on the real clock) until something holds.
 `SimulatedCluster` is the real `ControlPlane` on the memory store and the virtual clock, as
 `pinnace up` assembles it: a test steps its time with `wait(seconds)`, so nothing there needs
 polling, and waiting ten virtual minutes costs what the work in them costs.
+`MemoryTransport` drives `pinnace up`'s HTTP protocol without a socket (the tests of
+`apiserver.http.connections`, and scripts/measure_http_floor.py).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, VirtualEventLoop
@@ -103,3 +106,41 @@ profiles:
     if args:
         config += f"  pluginConfig:\n  - name: {plugin}\n    args: {args}\n"
     return config
+
+
+class MemoryTransport(asyncio.Transport):
+    """A connection's server side in memory: each write the server makes is kept, and the
+    client certificate (if any) is the TLS handshake's."""
+
+    def __init__(self, certificate: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+        self.closed = False
+        self._extra = {"sockname": ("127.0.0.1", 6443), "peername": ("127.0.0.1", 50000)}
+        if certificate is not None:
+            self._extra["peercert"] = certificate
+
+    def written(self) -> bytes:
+        """Everything written so far, as one."""
+        return b"".join(self.writes)
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.writes.append(bytes(data))
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._extra.get(name, default)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        pass

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import uvicorn
 from tests.http.conftest import Cluster, launch, stop
-from tests.support import eventually
+from tests.support import MemoryTransport, eventually
 from uvicorn.server import ServerState
 
 from pinnace.apiserver.http import connections
@@ -174,35 +174,6 @@ def test_accept_failures_are_one_line_each_retry(caplog: pytest.LogCaptureFixtur
     assert caplog.records[0].exc_info is None
 
 
-class _RecordingTransport(asyncio.Transport):
-    """What the server writes to one connection, write by write."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def get_extra_info(self, name: str, default: object = None) -> object:
-        return {"sockname": ("127.0.0.1", 6443), "peername": ("127.0.0.1", 50000)}.get(
-            name, default
-        )
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.writes.append(bytes(data))
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-
 def _writes_of(request: bytes, body_sent: asyncio.Event | None = None) -> list[bytes]:
     """The writes answering `request` on one connection; the app answers `/stream` with a
     chunked body sent only once `body_sent` is set, everything else with a 2-byte JSON body
@@ -228,7 +199,7 @@ def _writes_of(request: bytes, body_sent: asyncio.Event | None = None) -> list[b
         config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
         config.load()
         protocol = connections.protocol(max_connections=10)(config, ServerState(), {})
-        transport = _RecordingTransport()
+        transport = MemoryTransport()
         protocol.connection_made(transport)
         protocol.data_received(request)
         while protocol.tasks:
@@ -284,7 +255,7 @@ def test_an_idle_connection_is_closed_the_keep_alive_timeout_after_its_last_answ
         config = uvicorn.Config(app, lifespan="off", access_log=False, timeout_keep_alive=90)
         config.load()
         protocol = connections.protocol(max_connections=10)(config, ServerState(), {})
-        transport = _RecordingTransport()
+        transport = MemoryTransport()
         protocol.connection_made(transport)
         start, seen = loop.time(), []
 

@@ -1,5 +1,6 @@
 """A node's pod IPs (`pinnace.kubelet.ipam`): given out from its pod CIDR past the gateway,
-released ones first again, and a restarted kubelet's pods keep theirs."""
+round the range as host-local does (a released one waits its turn), and a restarted kubelet's
+pods keep theirs."""
 
 from __future__ import annotations
 
@@ -10,9 +11,23 @@ def test_addresses_start_past_the_gateway_and_wrap_around_the_range() -> None:
     ips = PodIPs("10.0.0.0/29")  # .2 … .6 to give out
     given = [ips.text(ips.allocate()) for _ in range(5)]
     assert given == [f"10.0.0.{n}" for n in range(2, 7)]
-    ips.release(ips.reserve("10.0.0.3"))
     ips.release(ips.reserve("10.0.0.5"))
-    assert [ips.text(ips.allocate()) for _ in range(2)] == ["10.0.0.5", "10.0.0.3"]
+    ips.release(ips.reserve("10.0.0.3"))
+    # On from .6, the last given out: round to .2 (held), then the free ones in order.
+    assert [ips.text(ips.allocate()) for _ in range(2)] == ["10.0.0.3", "10.0.0.5"]
+
+
+def test_a_released_address_is_not_given_out_again_at_once() -> None:
+    ips = PodIPs("10.0.0.0/29")  # .2 … .6 to give out
+    deleted = ips.allocate()
+    ips.allocate()
+    ips.release(deleted)
+    assert [ips.text(ips.allocate()) for _ in range(4)] == [
+        "10.0.0.4",
+        "10.0.0.5",
+        "10.0.0.6",
+        "10.0.0.2",  # its turn, once the range has come round
+    ]
 
 
 def test_a_resumed_pods_ip_is_not_given_to_another() -> None:

@@ -213,6 +213,24 @@ def test_the_kubelet_leaves_network_unavailable_to_the_network_plugin(node: Node
     )
 
 
+def test_a_replacement_pod_does_not_get_the_deleted_pods_ip(node: Node) -> None:
+    # host-local IPAM hands out the address after the last one it gave, so a pod made just
+    # after another went gets a new IP, not the one just released.
+    node.create_pod(pod("old", node="node-1"))
+    node.settle()
+    old_ip = node.get_pod("old")["status"]["podIP"]
+    node.run(node.client.delete(PODS, "default", "old"))
+    node.settle(35)  # past its grace period: gone, its sandbox and IP with it
+    assert [
+        p["metadata"]["name"] for p in node.run(node.client.list(PODS, "default"))["items"]
+    ] == []
+    node.create_pod(pod("new", node="node-1"))
+    node.settle()
+    new_ip = node.get_pod("new")["status"]["podIP"]
+    assert old_ip.startswith("10.128.1.") and new_ip.startswith("10.128.1.")
+    assert new_ip != old_ip
+
+
 def test_a_pod_the_agent_fails_on_is_reported_and_still_deletes(
     node: Node, monkeypatch: pytest.MonkeyPatch
 ) -> None:

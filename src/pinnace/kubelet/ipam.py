@@ -1,11 +1,11 @@
 """The pod IPs of one node, as the CNI host-local IPAM plugin a kubelet's network plugin calls
 gives them out (containernetworking/plugins, plugins/ipam/host-local: allocator.go): each
-sandbox gets a free address of the node's pod CIDR (`NodeConfig.pod_cidr`, its .1 left to the
-gateway), handed back when the sandbox goes.
-
-Unlike host-local, which walks on from the last address it reserved, an address released is
-given out again first: a node keeps few of them free. A restarted kubelet's pods keep the IPs
-their status records (`reserve`), as host-local's reservations on disk outlive the kubelet.
+sandbox gets the first free address of the node's pod CIDR (`NodeConfig.pod_cidr`, its .1
+left to the gateway) after the last one given out, round the range, and hands it back when
+the sandbox goes. So an address released waits its turn: a pod created just after another
+was deleted does not get the deleted pod's IP. A restarted kubelet's pods keep the IPs their
+status records (`reserve`), as host-local's reservations on disk outlive the kubelet; its
+walk starts again at the range's start (host-local's last reserved address is on disk too).
 """
 
 from __future__ import annotations
@@ -25,23 +25,17 @@ class PodIPs:
     """Which addresses of the node's pod network the pods hold."""
 
     # Slots: a simulated pool keeps one for every node.
-    __slots__ = ("_free", "_held", "_network", "_next")
+    __slots__ = ("_held", "_network", "_next")
 
     def __init__(self, pod_cidr: str) -> None:
         self._network = ipaddress.ip_network(pod_cidr)
         self._next = _FIRST
-        self._free: list[int] = []
         self._held = bytearray()
         """Which addresses are held, by offset (1: held): a byte per address up to the highest
         given out, not an entry per pod."""
 
     def allocate(self) -> int:
-        """A free address, held from now on."""
-        while self._free:
-            ip = self._free.pop()
-            if not self._is_held(ip):
-                self._hold(ip, True)
-                return ip
+        """The first free address from the one after the last given out, held from now on."""
         size = self._network.num_addresses
         for _ in range(size):
             ip = self._next
@@ -66,7 +60,6 @@ class PodIPs:
     def release(self, ip: PodIP) -> None:
         if type(ip) is int:
             self._hold(ip, False)
-            self._free.append(ip)
 
     def text(self, ip: PodIP) -> str:
         """The text of `ip`."""

@@ -140,3 +140,29 @@ profiles:
             "Shape": [{"Utilization": 0, "Score": 0}, {"Utilization": 100, "Score": 10}]
         },
     }
+
+
+def test_a_zero_value_takes_the_default_and_contention_profiling_follows_profiling() -> None:
+    config = parse(
+        """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+enableProfiling: false
+leaderElection: {leaderElect: false, leaseDuration: 0s, resourceLock: ""}
+clientConnection: {qps: 0, burst: 5, contentType: ""}
+"""
+    )
+    shown = component_config(config, config.leader_election)
+    assert (shown["EnableProfiling"], shown["EnableContentionProfiling"]) == (False, False)
+    election = shown["LeaderElection"]
+    assert (election["LeaderElect"], election["LeaseDuration"], election["ResourceLock"]) == (
+        False,
+        "15s",
+        "leases",
+    )
+    connection = shown["ClientConnection"]
+    assert (connection["QPS"], connection["Burst"], connection["ContentType"]) == (
+        50,
+        5,
+        "application/vnd.kubernetes.protobuf",
+    )

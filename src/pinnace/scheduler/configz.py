@@ -63,19 +63,22 @@ def component_config(
     """`config` as /configz shows it; `leader_election`, its leaderElection with the flags
     given put over it; `kubeconfig`, --kubeconfig (which v1.32 takes only without a file)."""
     written = config.written
-    election = {**_LEADER_ELECTION, **leader_election}
+    election = dict(leader_election)
     for name in _DURATIONS:
-        election[name] = format_duration(parse_duration(str(election[name])))
-    connection = {**_CLIENT_CONNECTION, **(written.get("clientConnection") or {})}
+        if name in election:
+            election[name] = format_duration(parse_duration(str(election[name])))
+    connection = dict(written.get("clientConnection") or {})
     if not written:
         connection["kubeconfig"] = kubeconfig
+    profiling = written.get("enableProfiling", True)
     return {
         "apiVersion": API_VERSION,
         "Parallelism": written.get("parallelism", 16),
-        "LeaderElection": _go_names(election),
-        "ClientConnection": _go_names(connection),
-        "EnableProfiling": written.get("enableProfiling", True),
-        "EnableContentionProfiling": written.get("enableContentionProfiling", True),
+        "LeaderElection": _go_names(_unless_zero(election, _LEADER_ELECTION)),
+        "ClientConnection": _go_names(_unless_zero(connection, _CLIENT_CONNECTION)),
+        "EnableProfiling": profiling,
+        # On by default only where profiling is.
+        "EnableContentionProfiling": written.get("enableContentionProfiling", profiling),
         "PercentageOfNodesToScore": config.percentage_of_nodes_to_score,
         "PodInitialBackoffSeconds": written.get("podInitialBackoffSeconds", 1),
         "PodMaxBackoffSeconds": written.get("podMaxBackoffSeconds", 10),
@@ -83,6 +86,17 @@ def component_config(
         "Extenders": _go_names(written.get("extenders")),
         "DelayCacheUntilActive": written.get("delayCacheUntilActive", False),
     }
+
+
+def _unless_zero(written: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Each of `defaults`' fields as written, unless absent or its zero value ("", 0, "0s"),
+    which takes the default; a boolean is kept as written (component-base's defaulting of
+    leaderElection, and kube-scheduler's of clientConnection)."""
+    out = dict(defaults)
+    for name, value in written.items():
+        if isinstance(value, bool) or value not in (None, "", 0, "0s"):
+            out[name] = value
+    return out
 
 
 def _profile(profile: ProfileConfig) -> dict[str, Any]:

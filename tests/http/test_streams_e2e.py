@@ -114,6 +114,30 @@ def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None
     assert (echoed.returncode, echoed.stdout) == (0, "hello\n")
 
 
+def test_kubectl_exec_i_gives_a_script_its_stdin(cluster: Cluster) -> None:
+    # The usual way to put a file into a container without tar: stdin into `cat > FILE`.
+    written = cluster.kubectl(
+        "exec", "-i", "box", "--", "sh", "-c", "cat > /tmp/notes", stdin="one\ntwo\n"
+    )
+    assert (written.returncode, written.stdout, written.stderr) == (0, "", "")
+    assert cluster.ok("exec", "box", "--", "cat", "/tmp/notes") == "one\ntwo\n"
+    assert cluster.ok("exec", "-i", "box", "--", "wc", "-l", stdin="a\nb\nc\n") == "3\n"
+    script = "head -n 1 | rev; echo end"
+    assert cluster.ok("exec", "-i", "box", "--", "sh", "-c", script, stdin="abc\nd\n") == (
+        "cba\nend\n"
+    )
+    # A command that does not read its input runs without waiting for stdin to end.
+    with subprocess.Popen(
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "exec", "-i", "box", "--", "echo", "hi"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as open_stdin:
+        assert open_stdin.stdout is not None
+        assert open_stdin.stdout.read() == "hi\n"
+        assert open_stdin.wait(timeout=30) == 0
+
+
 def test_kubectl_exec_errors_are_kube_apiservers(cluster: Cluster) -> None:
     missing = cluster.kubectl("exec", "nope", "--", "true")
     assert missing.stderr == 'Error from server (NotFound): pods "nope" not found\n'

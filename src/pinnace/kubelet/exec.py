@@ -8,6 +8,8 @@ with its environment and files.
   for ever (`sleep infinity`) lasts until the client goes away.
 - `cat` with no file copies stdin to stdout until stdin ends (v5's close signal, or the
   connection's end).
+- A script that reads its input (`sh -c 'cat > FILE'`, `wc -l`; `shell.reads_stdin`) is given
+  all of stdin once it has ended; any other runs at once.
 - `tar cf - PATH` (`kubectl cp` from the pod) archives the container's files, and
   `tar xf - -C DIR` (`kubectl cp` into it) unpacks the archive on stdin into them
   (`pinnace.kubelet.tar`).
@@ -28,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,7 +39,7 @@ from pinnace.clock import Clock
 from pinnace.kubelet.commands import SHELLS
 from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS
 from pinnace.kubelet.runtime import ContainerStatus
-from pinnace.kubelet.shell import ExecShell, ShellContext
+from pinnace.kubelet.shell import ExecShell, ShellContext, reads_stdin
 from pinnace.kubelet.tar import parse_tar
 
 PROMPT = "/ # "
@@ -95,9 +98,8 @@ async def run_exec(
 ) -> int:
     """Run `argv` in the container; its exit status."""
     output = _Output(io, clock, tty)
-    shell = ExecShell(context, output.sink)
     if _bare_shell(argv):
-        return await _interactive(shell, output, io, tty)
+        return await _interactive(ExecShell(context, output.sink), output, io, tty)
     if _cat_of_stdin(argv):
         while data := await io.read():
             await io.write(STDOUT, data)
@@ -110,16 +112,18 @@ async def run_exec(
             await io.write(STDOUT, done.stdout)
         await output.write(STDERR, done.stderr)
         return done.status
-    return await _command(shell, output, argv)
+    sh_c = program in SHELLS and len(argv) >= 3 and argv[1] == "-c"
+    script = argv[2] if sh_c else shlex.join(argv)
+    stdin = None  # a script that reads its input has all of stdin, once that has ended
+    if reads_stdin(script):
+        stdin = (await _read_all(io)).decode(errors="surrogateescape")
+    return await _command(ExecShell(context, output.sink, stdin), output, script)
 
 
-async def _command(shell: ExecShell, output: _Output, argv: Sequence[str]) -> int:
-    """A script (`sh -c`) or a program, then the rounds of the endless loop it ends in."""
-    program = argv[0].rsplit("/", 1)[-1] if argv else ""
-    if program in SHELLS and len(argv) >= 3 and argv[1] == "-c":
-        running = shell.run_script(argv[2])
-    else:
-        running = shell.run_program(argv)
+async def _command(shell: ExecShell, output: _Output, script: str) -> int:
+    """A script (`sh -c`'s, or a program with its arguments), then the rounds of the endless
+    loop it ends in."""
+    running = shell.run_script(script)
     await output.send(shell.seconds)
     if not running:
         while shell.looping and shell.next_round():

@@ -330,8 +330,9 @@ class ExecShell:
     127), and it keeps its variables from one command line to the next (an interactive
     `sh`). A script it does not understand prints why on stderr with status 2."""
 
-    def __init__(self, context: ShellContext, sink: Sink) -> None:
+    def __init__(self, context: ShellContext, sink: Sink, stdin: str | None = None) -> None:
         self._shell = _Shell(context, sink=sink)
+        self._shell.stdin = stdin
 
     @property
     def seconds(self) -> float:
@@ -342,10 +343,6 @@ class ExecShell:
     def status(self) -> int:
         """The exit status of the last command, or of the shell once it has ended."""
         return self._shell.run.exit_code if self._shell.exited else self._shell.status
-
-    def run_program(self, argv: Sequence[str]) -> bool:
-        """Run a program with its arguments, unexpanded; False once the shell has ended."""
-        return self.run_script(shlex.join(argv))
 
     def run_script(self, text: str) -> bool:
         """Run a script; False once the shell has ended: by `exit` or `exec`, waiting for
@@ -409,6 +406,13 @@ class _Shell:
         """Files as this script wrote (or removed: None) them after its start, before its
         writes are due."""
         self.unknown: list[str] = []
+
+    def take_stdin(self) -> str:
+        """What is left of the input, read to its end: a later reader finds nothing."""
+        data = self.stdin or ""
+        if self.stdin is not None:
+            self.stdin = ""
+        return data
 
     # output
     def write(self, text: str) -> None:
@@ -523,16 +527,21 @@ class _Shell:
 
     def pipeline(self, pipeline: Pipeline) -> None:
         """Each command's output is the next one's input; the status is the last one's."""
-        data, out = self.stdin, self._out
+        out, data = self._out, ""
         last = len(pipeline.commands) - 1
         for i, command in enumerate(pipeline.commands):
+            # the first reads the shell's input (what it leaves, a later command finds)
             saved = self.stdin
-            self.stdin, self._out = data, out if i == last else []
+            if i:
+                self.stdin = data
+            self._out = out if i == last else []
             try:
                 self.execute(command)
                 data = "".join(self._out or ())
             finally:
-                self.stdin, self._out = saved, out
+                self._out = out
+                if i:
+                    self.stdin = saved
         if pipeline.negated:
             self.status = int(self.status == 0)
 
@@ -821,6 +830,72 @@ def _name(command: Simple) -> str:
     return first[0][1].rsplit("/", 1)[-1] if len(first) == 1 and first[0][0] == "lit" else ""
 
 
+def reads_stdin(script: str) -> bool:
+    """Whether the script reads the shell's own input: a command of it not fed by a pipe or
+    a `<` that reads its input (`cat > FILE`, `wc -l`, `read LINE`). An exec session's stdin
+    must be at hand for such a script; any other runs at once, without waiting for a stdin
+    that may never end (a terminal's)."""
+    try:
+        commands = parse(script)
+    except NotUnderstood:
+        return False
+    for command in _input_commands(commands):
+        words = command.words
+        while words and _assignment_name(words[0]):
+            words = words[1:]
+        args = [_literal(word) for word in words[1:]]
+        reads = _INPUT_READERS.get(_name(command))
+        if reads is not None and reads(args):
+            return True
+    return False
+
+
+def _input_commands(commands: list[AndOr]) -> Iterator[Simple]:
+    """The simple commands whose input is the shell's: not those after a pipe or with `<`."""
+    for and_or in commands:
+        for _, command in and_or:
+            if isinstance(command, Pipeline):
+                command = command.commands[0]
+            if isinstance(command, Loop):
+                yield from _input_commands(command.condition)
+                yield from _input_commands(command.body)
+            elif isinstance(command, If):
+                for condition, body in command.branches:
+                    yield from _input_commands(condition)
+                    yield from _input_commands(body)
+                yield from _input_commands(command.otherwise)
+            elif isinstance(command, Simple) and all(
+                op.lstrip("0123456789") != "<" for op, _ in command.redirections
+            ):
+                yield command
+
+
+def _literal(word: Word) -> str:
+    """A word as written when it expands to itself; "$" for one that expands."""
+    return "".join(t for _, t, _ in word) if all(k == "lit" for k, _, _ in word) else "$"
+
+
+def _reads_input_past_options(args: list[str]) -> bool:
+    """head, tail: with no file (not following one)."""
+    try:
+        _, files, follow = _head_tail_count(args)
+    except NotUnderstood:
+        return False
+    return not files and not follow
+
+
+_INPUT_READERS: Mapping[str, Callable[[list[str]], bool]] = {
+    "cat": lambda args: args in ([], ["-"]),
+    "rev": lambda args: not args,
+    "wc": lambda args: all(a.startswith("-") and a != "-" for a in args),
+    "head": _reads_input_past_options,
+    "tail": _reads_input_past_options,
+    "gzip": lambda args: True,
+    "gunzip": lambda args: True,
+}
+"""The programs that read their input, given their arguments (literal, "$" for an expansion)."""
+
+
 def _only_printing(commands: list[AndOr]) -> bool:
     """Nothing in an endless loop's body but output, sleeps, tests and variables."""
     allowed = _PRINTING - {"stress"} | {"sleep", "true", "false", ":", "export", "=", "[", "test"}
@@ -881,7 +956,7 @@ def _printenv(shell: _Shell, args: list[str]) -> int:
 
 def _cat(shell: _Shell, args: list[str]) -> int:
     if not args or args == ["-"]:
-        shell.write(shell.stdin or "")
+        shell.write(shell.take_stdin())
         return 0
     if any(a.startswith("-") for a in args):
         raise NotUnderstood("cat with options")
@@ -910,7 +985,7 @@ def _input(shell: _Shell, program: str, paths: list[str]) -> str | None:
     """What a filter reads: its files one after another, else its input; None if one of its
     files cannot be read."""
     if not paths:
-        return shell.stdin or ""
+        return shell.take_stdin()
     contents = list(_file_contents(shell, program, paths))
     return None if None in contents else "".join(c or "" for c in contents)
 
@@ -1289,7 +1364,7 @@ def _gzip(shell: _Shell, args: list[str]) -> int:
     flags = "".join(a.lstrip("-") for a in args if a.startswith("-") and a != "-")
     if any(not a.startswith("-") for a in args) or set(flags) - set("cdf"):
         raise NotUnderstood("gzip of files")
-    data = (shell.stdin or "").encode(errors="surrogateescape")
+    data = shell.take_stdin().encode(errors="surrogateescape")
     if "d" not in flags:
         shell.write(gzip.compress(data, mtime=0).decode(errors="surrogateescape"))
         return 0

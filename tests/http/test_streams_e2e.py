@@ -126,6 +126,12 @@ def test_kubectl_exec_i_gives_a_script_its_stdin(cluster: Cluster) -> None:
     assert cluster.ok("exec", "-i", "box", "--", "sh", "-c", script, stdin="abc\nd\n") == (
         "cba\nend\n"
     )
+    # busybox sh's read: a line at a time, split into the names, the last taking the rest
+    script = 'read first; read -r a b; echo "$first|$a|$b"; while read l; do echo "+$l"; done'
+    lines = "x y\n1 2  3\nl1\nl2\n"
+    assert cluster.ok("exec", "-i", "box", "--", "sh", "-c", script, stdin=lines) == (
+        "x y|1|2  3\n+l1\n+l2\n"
+    )
     # A command that does not read its input runs without waiting for stdin to end.
     with subprocess.Popen(
         [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "exec", "-i", "box", "--", "echo", "hi"],

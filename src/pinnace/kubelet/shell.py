@@ -29,7 +29,8 @@ Understood:
   `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin
   to stdout), `wget -qO- URL` (through the context's `web`), `sh`/`bash` (a script, or with
   no script an empty stdin: exit 0, unless the container keeps stdin open), `true`, `false`,
-  `:`, `exec`, `tail -f /dev/null` (waits forever), and the programs of
+  `:`, `exec`, `read [-r] [NAME...]` (a line of input), `tail -f /dev/null` (waits
+  forever), and the programs of
   `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl` pi, servers).
 
 A program it does not know takes the context's `unknown` outcome (a run time and exit code,
@@ -892,6 +893,7 @@ _INPUT_READERS: Mapping[str, Callable[[list[str]], bool]] = {
     "tail": _reads_input_past_options,
     "gzip": lambda args: True,
     "gunzip": lambda args: True,
+    "read": lambda args: True,
 }
 """The programs that read their input, given their arguments (literal, "$" for an expansion)."""
 
@@ -1376,6 +1378,27 @@ def _gzip(shell: _Shell, args: list[str]) -> int:
     return 0
 
 
+def _read(shell: _Shell, args: list[str]) -> int:
+    """`read [-r] [NAME...]`: a line of input, split on blanks into the names (the last takes
+    the rest of the line; REPLY, unsplit, without one); status 1 once input has ended (the
+    names emptied) or when the line had no newline. Without -r a backslash escapes the
+    character after it."""
+    raw = args[:1] == ["-r"]
+    names = args[1:] if raw else args
+    if not all(NAME.fullmatch(name) for name in names):
+        raise NotUnderstood("read with options")
+    data = shell.stdin or ""
+    line, newline, rest = data.partition("\n")
+    if shell.stdin is not None:
+        shell.stdin = rest
+    if not raw:
+        line = re.sub(r"\\(.)", r"\1", line)
+    fields = line.strip().split(maxsplit=len(names) - 1) if names else [line]
+    for i, name in enumerate(names or ["REPLY"]):
+        shell.assign(name, fields[i] if i < len(fields) else "")
+    return 0 if newline else 1
+
+
 def _export(shell: _Shell, args: list[str]) -> int:
     for arg in args:
         name, equals, value = arg.partition("=")
@@ -1400,6 +1423,7 @@ _BUILTINS: Mapping[str, Callable[[_Shell, list[str]], int]] = {
     "ls": _ls,
     "date": _date,
     "export": _export,
+    "read": _read,
     "tail": _tail,
     "head": _head,
     "rev": _rev,

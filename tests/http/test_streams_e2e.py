@@ -132,6 +132,16 @@ def test_kubectl_exec_i_gives_a_script_its_stdin(cluster: Cluster) -> None:
     assert cluster.ok("exec", "-i", "box", "--", "sh", "-c", script, stdin=lines) == (
         "x y|1|2  3\n+l1\n+l2\n"
     )
+    # tee: into the file and out again; a read-only mount's file is busybox's error
+    teed = cluster.kubectl("exec", "-i", "box", "--", "tee", "/tmp/teed", stdin="t\n")
+    assert (teed.returncode, teed.stdout) == (0, "t\n")
+    assert cluster.ok("exec", "box", "--", "cat", "/tmp/teed") == "t\n"
+    token = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    refused = cluster.kubectl("exec", "-i", "box", "--", "tee", "-a", token, stdin="x\n")
+    assert (refused.returncode, refused.stdout) == (1, "x\n")
+    assert refused.stderr == (
+        f"tee: can't open '{token}': Read-only file system\ncommand terminated with exit code 1\n"
+    )
     # A command that does not read its input runs without waiting for stdin to end.
     with subprocess.Popen(
         [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "exec", "-i", "box", "--", "echo", "hi"],

@@ -29,9 +29,9 @@ Understood:
   `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin
   to stdout), `wget -qO- URL` (through the context's `web`), `sh`/`bash` (a script, or with
   no script an empty stdin: exit 0, unless the container keeps stdin open), `true`, `false`,
-  `:`, `exec`, `read [-r] [NAME...]` (a line of input), `tail -f /dev/null` (waits
-  forever), and the programs of
-  `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl` pi, servers).
+  `:`, `exec`, `read [-r] [NAME...]` (a line of input), `tee [-a] FILE...`,
+  `tail -f /dev/null` (waits forever), and the programs of `pinnace.kubelet.commands`
+  (`sleep`, `exit`, `stress`, `perl` pi, servers).
 
 A program it does not know takes the context's `unknown` outcome (a run time and exit code,
 `pinnace.kubelet.behaviour`), recorded in `ScriptRun.unknown`; without one, and for anything
@@ -120,6 +120,7 @@ _PRINTING = frozenset(
         "uptime",
         "gzip",
         "gunzip",
+        "tee",
     }
 )
 _STANDARD_STREAMS = {
@@ -894,6 +895,7 @@ _INPUT_READERS: Mapping[str, Callable[[list[str]], bool]] = {
     "gzip": lambda args: True,
     "gunzip": lambda args: True,
     "read": lambda args: True,
+    "tee": lambda args: True,
 }
 """The programs that read their input, given their arguments (literal, "$" for an expansion)."""
 
@@ -1378,6 +1380,25 @@ def _gzip(shell: _Shell, args: list[str]) -> int:
     return 0
 
 
+def _tee(shell: _Shell, args: list[str]) -> int:
+    """busybox tee [-a] FILE...: its input to stdout and into each file (appended with -a);
+    a file it cannot open is told (`tee: can't open 'F': Read-only file system`), status 1."""
+    _container_state(shell)
+    paths = [a for a in args if a != "-a"]
+    if any(p.startswith("-") for p in paths):
+        raise NotUnderstood("tee with options")
+    data, status = shell.take_stdin(), 0
+    for path in paths:
+        failed = shell.context.files.cannot_write(path)
+        if failed is None:
+            shell.write_file(path, data, append="-a" in args)
+        else:
+            shell.error(f"tee: can't open '{path}': {failed.rpartition(': ')[2]}\n")
+            status = 1
+    shell.write(data)
+    return status
+
+
 def _read(shell: _Shell, args: list[str]) -> int:
     """`read [-r] [NAME...]`: a line of input, split on blanks into the names (the last takes
     the rest of the line; REPLY, unsplit, without one); status 1 once input has ended (the
@@ -1424,6 +1445,7 @@ _BUILTINS: Mapping[str, Callable[[_Shell, list[str]], int]] = {
     "date": _date,
     "export": _export,
     "read": _read,
+    "tee": _tee,
     "tail": _tail,
     "head": _head,
     "rev": _rev,

@@ -78,6 +78,10 @@ def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:
     copied = sorted(p.name for p in (cluster.workdir / "account").iterdir())
     assert copied == ["ca.crt", "namespace", "token"]
     assert (cluster.workdir / "account" / "namespace").read_text() == "default"
+    # A path that is not there is told (kubectl prints tar's stderr on its stdout).
+    missing = cluster.kubectl("cp", "box:/nonexistent", str(cluster.workdir / "nothing"))
+    assert "tar: /nonexistent: No such file or directory\n" in missing.stdout
+    assert not (cluster.workdir / "nothing").exists()
 
 
 def test_kubectl_cp_copies_into_the_container_and_back_out(cluster: Cluster) -> None:

@@ -108,9 +108,11 @@ async def run_exec(
     tar = parse_tar(argv[1:]) if program == "tar" else None
     if tar is not None:  # `kubectl cp`: an archive, binary, on stdin or stdout
         done = tar.run(context.files, clock.now(), await _read_all(io) if tar.extract else b"")
+        # busybox tells of a missing path before it ends the archive: kubectl cp, which stops
+        # reading at the archive's end, prints it (a cp of nothing is not a silent success)
+        await output.write(STDERR, done.stderr)
         if done.stdout:
             await io.write(STDOUT, done.stdout)
-        await output.write(STDERR, done.stderr)
         return done.status
     sh_c = program in SHELLS and len(argv) >= 3 and argv[1] == "-c"
     script = argv[2] if sh_c else shlex.join(argv)

@@ -173,6 +173,32 @@ def test_kubectl_exec_errors_are_kube_apiservers(cluster: Cluster) -> None:
     )
 
 
+INIT_FAILS = """
+apiVersion: v1
+kind: Pod
+metadata: {name: init-fails}
+spec:
+  initContainers:
+  - {name: init, image: busybox, command: [sh, -c, "echo trying; exit 1"]}
+  containers:
+  - {name: app, image: busybox, command: [sleep, 1d]}
+"""
+
+
+def test_kubectl_logs_of_a_container_not_started_says_why_as_the_kubelet_does(
+    cluster: Cluster,
+) -> None:
+    cluster.ok("apply", "-f", "-", stdin=INIT_FAILS)
+    eventually(lambda: cluster.ok("logs", "init-fails", "-c", "init") == "trying\n")
+    # The app waits for its init container: the kubelet gives the waiting reason.
+    waiting = cluster.kubectl("logs", "init-fails", "-c", "app")
+    assert waiting.stderr == (
+        'Error from server (BadRequest): container "app" in pod "init-fails" '
+        "is waiting to start: PodInitializing\n"
+    )
+    cluster.ok("delete", "pod", "init-fails", "--wait=false")
+
+
 def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(
     core: client.CoreV1Api,
 ) -> None:

@@ -1494,3 +1494,8 @@ class PodWorker:
             if c.name == name:
                 return c.previous if previous else c.current
         return None
+
+    def waiting_reason(self, name: str) -> str:
+        """Why a container is not running yet, as its status says (PodInitializing,
+        ErrImagePull ...; "" when it gives none)."""
+        return next((c.waiting[0] for c in self.containers if c.name == name), "")

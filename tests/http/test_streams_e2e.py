@@ -234,6 +234,30 @@ def test_kubectl_run_i_attaches_prints_what_follows_and_deletes_the_pod(cluster:
     assert cluster.kubectl("get", "pod", "once").returncode == 1
 
 
+def test_kubectl_run_i_gives_the_containers_command_its_stdin(cluster: Cluster) -> None:
+    # stdin: true, stdinOnce: true: the command waits on its input, reads what kubectl sends
+    # to its end, and ends with its own status
+    script = "echo ready; read first; echo got $first; wc -l; exit 3"
+    done = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "reader", "--",
+        "sh", "-c", script, stdin="hello\na\nb\n",
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (3, 'got hello\n2\npod "reader" deleted\n')
+    piped = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "catted", "--", "cat",
+        stdin="one\ntwo\n",
+    )  # fmt: skip
+    assert (piped.returncode, piped.stdout) == (0, 'one\ntwo\npod "catted" deleted\n')
+    # what it printed is its log, before and after it waited
+    cluster.kubectl(
+        "run", "-i", "--restart=Never", "--image=busybox", "kept", "--", "sh", "-c", script,
+        stdin="hello\na\nb\n",
+    )  # fmt: skip
+    assert cluster.ok("logs", "kept") == "ready\ngot hello\n2\n"
+    assert cluster.ok("get", "pod", "kept", "-o=jsonpath={.status.phase}") == "Failed"
+    cluster.ok("delete", "pod", "kept", "--wait=false")
+
+
 def test_attach_streams_the_containers_lines_as_they_come(
     cluster: Cluster, core: client.CoreV1Api
 ) -> None:

@@ -22,7 +22,9 @@ with its environment and files.
 Attaching (CRI's Attach, for pods/attach and `kubectl run -i`) streams what the container
 prints from then on, its log lines as they come, until it exits. A container whose command
 is a bare shell (`kubectl run -it --image=busybox box -- sh`) reads what is typed when the
-session has stdin: the shell model runs it as above, in the container's environment.
+session has stdin: the shell model runs it as above, in the container's environment. One
+with stdin open whose command reads its input waits on it: an attach without a tty gives it
+all of its stdin, and with stdinOnce the command then ends with its status.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import asyncio
 import math
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pinnace.api.streams import STDERR, STDOUT, StreamIO
@@ -91,6 +93,10 @@ class Attached:
     argv: Sequence[str]
     """Its command and args."""
     context: ShellContext
+    stdin_once: bool = False
+    """Its stdin closes when the first attach that gave it input ends (`stdinOnce`)."""
+    end: Callable[[int], None] = lambda exit_code: None
+    """Ends the container's command with that exit code."""
 
 
 async def run_exec(
@@ -104,8 +110,7 @@ async def run_exec(
         while data := await io.read():
             await io.write(STDOUT, data)
         return 0
-    program = argv[0].rsplit("/", 1)[-1] if argv else ""
-    tar = parse_tar(argv[1:]) if program == "tar" else None
+    tar = parse_tar(argv[1:]) if argv and argv[0].rsplit("/", 1)[-1] == "tar" else None
     if tar is not None:  # `kubectl cp`: an archive, binary, on stdin or stdout
         done = tar.run(context.files, clock.now(), await _read_all(io) if tar.extract else b"")
         # busybox tells of a missing path before it ends the archive: kubectl cp, which stops
@@ -114,8 +119,7 @@ async def run_exec(
         if done.stdout:
             await io.write(STDOUT, done.stdout)
         return done.status
-    sh_c = program in SHELLS and len(argv) >= 3 and argv[1] == "-c"
-    script = argv[2] if sh_c else shlex.join(argv)
+    script = _script(argv)
     stdin = None  # a script that reads its input has all of stdin, once that has ended
     if reads_stdin(script):
         stdin = (await _read_all(io)).decode(errors="surrogateescape")
@@ -142,14 +146,60 @@ async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, c
         await _interactive(ExecShell(attached.context, output.sink), output, io, tty, False)
         return 0
     run, sent = attached.run, len(attached.run.log)
-    while True:
-        ended = run.ended is not None
-        lines, sent = run.log[sent:], len(run.log)
-        if lines:
-            await output.write(STDOUT, "".join(line + "\n" for _, line in lines))
-        if ended:
-            return 0
-        await clock.sleep(FOLLOW_POLL_SECONDS)
+    feeding = None
+    script = _script(attached.argv)
+    if stdin and not tty and attached.context.stdin_open and reads_stdin(script):
+        feeding = asyncio.ensure_future(_feed(attached, script, io, clock))
+    try:
+        while True:
+            ended = run.ended is not None
+            lines, sent = run.log[sent:], len(run.log)
+            if lines:
+                await output.write(STDOUT, "".join(line + "\n" for _, line in lines))
+            if ended:
+                return 0
+            await clock.sleep(FOLLOW_POLL_SECONDS)
+    finally:
+        if feeding is not None:
+            feeding.cancel()
+
+
+async def _feed(attached: Attached, script: str, io: StreamIO, clock: Clock) -> None:
+    """The container's command waits on its stdin: it reads what the attach sends, to its
+    end, as its input. It runs again with that input, printing into the container's log what
+    follows the lines it printed before it waited; with stdinOnce the command then ends."""
+    data = (await _read_all(io)).decode(errors="surrogateescape")
+    log = _Log(attached.run, clock, len(attached.run.log))
+    output = _Output(log, clock, False)
+    status = await _command(ExecShell(attached.context, output.sink, data), output, script)
+    log.flush()
+    if attached.stdin_once:
+        attached.end(status)
+
+
+class _Log:
+    """A StreamIO whose output is a container's log, in lines, past its first `skip`."""
+
+    def __init__(self, run: ContainerStatus, clock: Clock, skip: int) -> None:
+        self.run, self.clock, self.skip, self.partial = run, clock, skip, ""
+
+    async def read(self) -> bytes:
+        return b""
+
+    async def write(self, stream: int, data: bytes) -> None:
+        *lines, self.partial = (self.partial + data.decode(errors="replace")).split("\n")
+        self._print(lines)
+
+    def flush(self) -> None:
+        if self.partial:
+            self._print([self.partial])
+            self.partial = ""
+
+    def _print(self, lines: list[str]) -> None:
+        shown = lines[self.skip :]
+        self.skip = max(0, self.skip - len(lines))
+        now = self.clock.now()
+        self.run.print((now, line) for line in shown)
 
 
 async def _read_all(io: StreamIO) -> bytes:
@@ -158,6 +208,12 @@ async def _read_all(io: StreamIO) -> bytes:
     while data := await io.read():
         chunks.append(data)
     return b"".join(chunks)
+
+
+def _script(argv: Sequence[str]) -> str:
+    """The script a command runs: a shell's `-c` script, or the program with its arguments."""
+    sh_c = len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in SHELLS and argv[1] == "-c"
+    return argv[2] if sh_c else shlex.join(argv)
 
 
 def _cat_of_stdin(argv: Sequence[str]) -> bool:

@@ -163,8 +163,8 @@ class ShellContext:
     booted: float | None = None
     """When its node started (what `uptime` counts from); None: when the shell started."""
     stdin_open: bool = False
-    """The container keeps its stdin open (`stdin: true`): a shell with no script waits on
-    it for ever rather than reading nothing and exiting."""
+    """The container keeps its stdin open (`stdin: true`): a shell with no script, and a
+    command that reads its input, wait on it for ever rather than reading nothing."""
 
 
 WebGet = Callable[[str], tuple[str, str]]
@@ -333,7 +333,8 @@ class ExecShell:
     `sh`). A script it does not understand prints why on stderr with status 2."""
 
     def __init__(self, context: ShellContext, sink: Sink, stdin: str | None = None) -> None:
-        self._shell = _Shell(context, sink=sink)
+        # its input is the session's (none: read as ended), never the container's own
+        self._shell = _Shell(dataclasses.replace(context, stdin_open=False), sink=sink)
         self._shell.stdin = stdin
 
     @property
@@ -410,7 +411,11 @@ class _Shell:
         self.unknown: list[str] = []
 
     def take_stdin(self) -> str:
-        """What is left of the input, read to its end: a later reader finds nothing."""
+        """What is left of the input, read to its end: a later reader finds nothing. A
+        container that keeps its stdin open waits on it for ever (until an attach gives it
+        some, `pinnace.kubelet.exec`)."""
+        if self.stdin is None and self.context.stdin_open:
+            self.run.seconds = math.inf
         data = self.stdin or ""
         if self.stdin is not None:
             self.stdin = ""
@@ -1408,8 +1413,7 @@ def _read(shell: _Shell, args: list[str]) -> int:
     names = args[1:] if raw else args
     if not all(NAME.fullmatch(name) for name in names):
         raise NotUnderstood("read with options")
-    data = shell.stdin or ""
-    line, newline, rest = data.partition("\n")
+    line, newline, rest = shell.take_stdin().partition("\n")
     if shell.stdin is not None:
         shell.stdin = rest
     if not raw:

@@ -258,6 +258,21 @@ def test_kubectl_run_i_gives_the_containers_command_its_stdin(cluster: Cluster) 
     cluster.ok("delete", "pod", "kept", "--wait=false")
 
 
+def test_kubectl_run_i_with_a_shell_ends_the_container_as_the_shell_ends(cluster: Cluster) -> None:
+    # the shell's exit is the container's: the pod fails with its status, which kubectl returns
+    done = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "shell", "--", "sh",
+        stdin="echo hi\nexit 4\n",
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (4, 'hi\npod "shell" deleted\n')
+    # stdinOnce: the end of kubectl's stdin is the end of the shell's
+    ended = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "eof", "--", "sh",
+        stdin="echo bye\n",
+    )  # fmt: skip
+    assert (ended.returncode, ended.stdout) == (0, 'bye\npod "eof" deleted\n')
+
+
 def test_attach_streams_the_containers_lines_as_they_come(
     cluster: Cluster, core: client.CoreV1Api
 ) -> None:

@@ -105,7 +105,7 @@ async def run_exec(
     """Run `argv` in the container; its exit status."""
     output = _Output(io, clock, tty)
     if _bare_shell(argv):
-        return await _interactive(ExecShell(context, output.sink), output, io, tty)
+        return (await _interactive(ExecShell(context, output.sink), output, io, tty))[0]
     if _cat_of_stdin(argv):
         while data := await io.read():
             await io.write(STDOUT, data)
@@ -143,7 +143,10 @@ async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, c
     output = _Output(io, clock, tty)
     if stdin and _bare_shell(attached.argv):
         # Its prompt went out before the client came: kubectl asks the user to press enter.
-        await _interactive(ExecShell(attached.context, output.sink), output, io, tty, False)
+        shell = ExecShell(attached.context, output.sink)
+        status, exited = await _interactive(shell, output, io, tty, False)
+        if exited or attached.stdin_once:  # `exit`, or its stdin closed with the attach
+            attached.end(status)
         return 0
     run, sent = attached.run, len(attached.run.log)
     feeding = None
@@ -231,8 +234,10 @@ def _bare_shell(argv: Sequence[str]) -> bool:
 
 async def _interactive(
     shell: ExecShell, output: _Output, io: StreamIO, tty: bool, prompt: bool = True
-) -> int:
-    """A shell reading its commands from stdin (its first prompt shown if `prompt`)."""
+) -> tuple[int, bool]:
+    """A shell reading its commands from stdin (its first prompt shown if `prompt`): its
+    status, and whether it ended by itself (`exit`, or Ctrl-D on a tty) rather than with the
+    end of the stream."""
     line = ""
     if tty and prompt:
         await output.write(STDOUT, PROMPT)
@@ -250,13 +255,13 @@ async def _interactive(
                 if tty:
                     await output.write(STDOUT, "\n")
                 if not await _run_line(shell, output, line):
-                    return shell.status
+                    return shell.status, True
                 line = ""
                 if tty:
                     await output.write(STDOUT, PROMPT)
             elif tty and ch == _CTRL_D:
                 if not line:
-                    return shell.status
+                    return shell.status, True
             elif tty and ch == _CTRL_C:
                 line = ""
                 await output.write(STDOUT, "^C\n" + PROMPT)
@@ -268,9 +273,9 @@ async def _interactive(
                 line += ch
                 if tty:
                     await output.write(STDOUT, ch)
-    if line.strip():
-        await _run_line(shell, output, line)
-    return shell.status
+    if line.strip() and not await _run_line(shell, output, line):
+        return shell.status, True
+    return shell.status, False
 
 
 async def _run_line(shell: ExecShell, output: _Output, line: str) -> bool:

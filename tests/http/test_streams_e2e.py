@@ -110,6 +110,15 @@ def test_the_containers_etc_files_are_the_kubelets_and_runtimes(cluster: Cluster
     assert cluster.ok("exec", "box", "--", "ls", "/etc") == "hostname\nhosts\nresolv.conf\n"
 
 
+def test_kubectl_exec_ls_and_pwd_as_busybox(cluster: Cluster) -> None:
+    namespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+    assert cluster.ok("exec", "box", "--", "ls", "-1", "/etc", namespace) == (
+        f"{namespace}\n\n/etc:\nhostname\nhosts\nresolv.conf\n"
+    )
+    assert cluster.ok("exec", "box", "--", "pwd") == "/\n"
+    assert "etc\n" in cluster.ok("exec", "box", "--", "ls")
+
+
 def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
     done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
     assert (done.returncode, done.stdout) == (4, "4\n")

@@ -24,14 +24,14 @@ Understood:
   exported. The environment starts as the runtime gives it: HOSTNAME (the pod's name), PATH
   (busybox's), the kubelet's variables (`pinnace.kubelet.environment`), HOME (/root)
 - `echo [-n] [-e]`, `env`, `printenv [NAME...]` (exit 1 when one is not set), `cat [FILE...]`,
-  `ls [DIR]`, `rev`, `head`, `tail [-n N|+N] [-f|-F] [FILE]` (following a file looks for
-  what was appended every TAIL_SLEEP_SECONDS), `wc [-lwc]`, `seq`, `expr`, `test`/`[ ]`,
-  `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin
-  to stdout), `wget -qO- URL` (through the context's `web`), `sh`/`bash` (a script, or with
-  no script an empty stdin: exit 0, unless the container keeps stdin open), `true`, `false`,
-  `:`, `exec`, `read [-r] [NAME...]` (a line of input), `tee [-a] FILE...`,
-  `tail -f /dev/null` (waits forever), and the programs of `pinnace.kubelet.commands`
-  (`sleep`, `exit`, `stress`, `perl` pi, servers).
+  `ls [-1] [PATH...]`, `pwd`, `rev`, `head`, `tail [-n N|+N] [-f|-F] [FILE]` (following a file looks
+  for what was appended every TAIL_SLEEP_SECONDS), `wc [-lwc]`, `seq`, `expr`, `test`/`[ ]`,
+  `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin to
+  stdout), `wget -qO- URL` (through the context's `web`), `sh`/`bash` (a script, or with no script
+  an empty stdin: exit 0, unless the container keeps stdin open), `true`, `false`, `:`, `exec`,
+  `read [-r] [NAME...]` (a line of input), `tee [-a] FILE...`, `tail -f /dev/null` (waits
+  forever), and the programs of `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl` pi,
+  servers).
 
 A program it does not know takes the context's `unknown` outcome (a run time and exit code,
 `pinnace.kubelet.behaviour`), recorded in `ScriptRun.unknown`; without one, and for anything
@@ -1004,14 +1004,35 @@ def _lines_of(text: str) -> list[str]:
 
 
 def _ls(shell: _Shell, args: list[str]) -> int:
+    """busybox ls [-1] [PATH...]: the working directory (/) without a path; with several,
+    the files named first, then each directory's names under `DIR:`, a blank line between."""
     _container_state(shell)
-    if len(args) != 1 or args[0].startswith("-"):
-        raise NotUnderstood("ls of one directory")
-    names = shell.context.files.list(args[0])
-    if names is None:
-        shell.error(f"ls: {args[0]}: No such file or directory\n")
-        return 1
-    shell.write("".join(name + "\n" for name in names))
+    flags = "".join(a[1:] for a in args if a.startswith("-") and a != "-")
+    operands = sorted(a for a in args if not a.startswith("-") or a == "-")
+    if set(flags) - {"1"}:
+        raise NotUnderstood("ls with options")
+    status, files, directories = 0, [], []
+    for path in operands or ["/"]:
+        names = shell.context.files.list(path)
+        if names is None:
+            shell.error(f"ls: {path}: No such file or directory\n")
+            status = 1
+        elif names == [path]:
+            files.append(path)
+        else:
+            directories.append((path, names))
+    sections = ["".join(name + "\n" for name in files)] if files else []
+    for path, names in directories:
+        header = f"{path}:\n" if len(operands) > 1 else ""
+        sections.append(header + "".join(name + "\n" for name in names))
+    shell.write("\n".join(sections))
+    return status
+
+
+def _pwd(shell: _Shell, args: list[str]) -> int:
+    """busybox pwd: the working directory, which for the model is always / (relative paths
+    are read from there)."""
+    shell.write("/\n")
     return 0
 
 
@@ -1462,6 +1483,7 @@ _BUILTINS: Mapping[str, Callable[[_Shell, list[str]], int]] = {
     "test": _test,
     "[": _bracket,
     "hostname": _hostname,
+    "pwd": _pwd,
     "wget": _wget,
     "uptime": _uptime,
     "gzip": _gzip,

@@ -120,8 +120,10 @@ async def run_exec(
             await io.write(STDOUT, done.stdout)
         return done.status
     script = _script(argv)
-    stdin = None  # a script that reads its input has all of stdin, once that has ended
-    if reads_stdin(script):
+    # A script that reads its input has all of stdin, once that has ended; a terminal's
+    # never ends (what a tty's Ctrl-D means is not modelled): there it reads none.
+    stdin = None
+    if not tty and reads_stdin(script):
         stdin = (await _read_all(io)).decode(errors="surrogateescape")
     return await _command(ExecShell(context, output.sink, stdin), output, script)
 

@@ -280,6 +280,13 @@ def test_kubectl_run_i_with_a_shell_ends_the_container_as_the_shell_ends(cluster
         stdin="echo bye\n",
     )  # fmt: skip
     assert (ended.returncode, ended.stdout) == (0, 'bye\npod "eof" deleted\n')
+    # what the shell printed, on stdout and stderr, is the container's log
+    cluster.kubectl(
+        "run", "-i", "--restart=Never", "--image=busybox", "logged", "--", "sh",
+        stdin="echo one\necho two >&2\n",
+    )  # fmt: skip
+    assert cluster.ok("logs", "logged") == "one\ntwo\n"
+    cluster.ok("delete", "pod", "logged", "--wait=false")
 
 
 def test_attach_streams_the_containers_lines_as_they_come(

@@ -144,9 +144,13 @@ async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, c
     ends); 0, as the kubelet reports any attach that ended (the container's exit is its own)."""
     output = _Output(io, clock, tty)
     if stdin and _bare_shell(attached.argv):
+        # What the shell prints is the container's: its log has it too.
+        log = _Log(attached.run, clock, 0)
+        output = _Output(_Tee(io, log), clock, tty)
         # Its prompt went out before the client came: kubectl asks the user to press enter.
         shell = ExecShell(attached.context, output.sink)
         status, exited = await _interactive(shell, output, io, tty, False)
+        log.flush()
         if exited or attached.stdin_once:  # `exit`, or its stdin closed with the attach
             attached.end(status)
         return 0
@@ -180,6 +184,20 @@ async def _feed(attached: Attached, script: str, io: StreamIO, clock: Clock) -> 
     log.flush()
     if attached.stdin_once:
         attached.end(status)
+
+
+class _Tee:
+    """A session's streams whose output also goes into the container's log."""
+
+    def __init__(self, io: StreamIO, log: _Log) -> None:
+        self.io, self.log = io, log
+
+    async def read(self) -> bytes:
+        return await self.io.read()
+
+    async def write(self, stream: int, data: bytes) -> None:
+        await self.io.write(stream, data)
+        await self.log.write(stream, data)
 
 
 class _Log:

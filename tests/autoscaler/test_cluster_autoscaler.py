@@ -503,7 +503,10 @@ nodePools:
     (drain,) = [
         e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "ConfigMap"
     ]
-    assert drain["message"].startswith("Scale-down: removing node work-1,")
+    # utilization.Info as %v prints it: cpu, memory, gpu, the larger's name, its share
+    assert drain["message"].startswith(
+        "Scale-down: removing node work-1, utilization: {0.05 0.03203203203203203 0 cpu 0.05}, "
+    )
     started = _time(drain)
     cluster.wait(60)
     cluster.run(client.delete(DEPLOYMENTS, "default", "temp"))  # work-2 empty from now on

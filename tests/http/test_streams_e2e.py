@@ -78,6 +78,10 @@ def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:
     copied = sorted(p.name for p in (cluster.workdir / "account").iterdir())
     assert copied == ["ca.crt", "namespace", "token"]
     assert (cluster.workdir / "account" / "namespace").read_text() == "default"
+    # A path that is not there is told (kubectl prints tar's stderr on its stdout).
+    missing = cluster.kubectl("cp", "box:/nonexistent", str(cluster.workdir / "nothing"))
+    assert "tar: /nonexistent: No such file or directory\n" in missing.stdout
+    assert not (cluster.workdir / "nothing").exists()
 
 
 def test_kubectl_cp_copies_into_the_container_and_back_out(cluster: Cluster) -> None:
@@ -106,12 +110,61 @@ def test_the_containers_etc_files_are_the_kubelets_and_runtimes(cluster: Cluster
     assert cluster.ok("exec", "box", "--", "ls", "/etc") == "hostname\nhosts\nresolv.conf\n"
 
 
+def test_kubectl_exec_ls_and_pwd_as_busybox(cluster: Cluster) -> None:
+    namespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+    assert cluster.ok("exec", "box", "--", "ls", "-1", "/etc", namespace) == (
+        f"{namespace}\n\n/etc:\nhostname\nhosts\nresolv.conf\n"
+    )
+    assert cluster.ok("exec", "box", "--", "pwd") == "/\n"
+    assert "etc\n" in cluster.ok("exec", "box", "--", "ls")
+
+
 def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
     done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
     assert (done.returncode, done.stdout) == (4, "4\n")
     # cat ends when stdin does: v5's close signal.
     echoed = cluster.kubectl("exec", "-i", "box", "--", "cat", stdin="hello\n")
     assert (echoed.returncode, echoed.stdout) == (0, "hello\n")
+
+
+def test_kubectl_exec_i_gives_a_script_its_stdin(cluster: Cluster) -> None:
+    # The usual way to put a file into a container without tar: stdin into `cat > FILE`.
+    written = cluster.kubectl(
+        "exec", "-i", "box", "--", "sh", "-c", "cat > /tmp/notes", stdin="one\ntwo\n"
+    )
+    assert (written.returncode, written.stdout, written.stderr) == (0, "", "")
+    assert cluster.ok("exec", "box", "--", "cat", "/tmp/notes") == "one\ntwo\n"
+    assert cluster.ok("exec", "-i", "box", "--", "wc", "-l", stdin="a\nb\nc\n") == "3\n"
+    script = "head -n 1 | rev; echo end"
+    assert cluster.ok("exec", "-i", "box", "--", "sh", "-c", script, stdin="abc\nd\n") == (
+        "cba\nend\n"
+    )
+    # busybox sh's read: a line at a time, split into the names, the last taking the rest
+    script = 'read first; read -r a b; echo "$first|$a|$b"; while read l; do echo "+$l"; done'
+    lines = "x y\n1 2  3\nl1\nl2\n"
+    assert cluster.ok("exec", "-i", "box", "--", "sh", "-c", script, stdin=lines) == (
+        "x y|1|2  3\n+l1\n+l2\n"
+    )
+    # tee: into the file and out again; a read-only mount's file is busybox's error
+    teed = cluster.kubectl("exec", "-i", "box", "--", "tee", "/tmp/teed", stdin="t\n")
+    assert (teed.returncode, teed.stdout) == (0, "t\n")
+    assert cluster.ok("exec", "box", "--", "cat", "/tmp/teed") == "t\n"
+    token = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    refused = cluster.kubectl("exec", "-i", "box", "--", "tee", "-a", token, stdin="x\n")
+    assert (refused.returncode, refused.stdout) == (1, "x\n")
+    assert refused.stderr == (
+        f"tee: can't open '{token}': Read-only file system\ncommand terminated with exit code 1\n"
+    )
+    # A command that does not read its input runs without waiting for stdin to end.
+    with subprocess.Popen(
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "exec", "-i", "box", "--", "echo", "hi"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as open_stdin:
+        assert open_stdin.stdout is not None
+        assert open_stdin.stdout.read() == "hi\n"
+        assert open_stdin.wait(timeout=30) == 0
 
 
 def test_kubectl_exec_errors_are_kube_apiservers(cluster: Cluster) -> None:
@@ -127,6 +180,32 @@ def test_kubectl_exec_errors_are_kube_apiservers(cluster: Cluster) -> None:
     assert finished.stderr == (
         "error: cannot exec into a container in a completed pod; current phase is Succeeded\n"
     )
+
+
+INIT_FAILS = """
+apiVersion: v1
+kind: Pod
+metadata: {name: init-fails}
+spec:
+  initContainers:
+  - {name: init, image: busybox, command: [sh, -c, "echo trying; exit 1"]}
+  containers:
+  - {name: app, image: busybox, command: [sleep, 1d]}
+"""
+
+
+def test_kubectl_logs_of_a_container_not_started_says_why_as_the_kubelet_does(
+    cluster: Cluster,
+) -> None:
+    cluster.ok("apply", "-f", "-", stdin=INIT_FAILS)
+    eventually(lambda: cluster.ok("logs", "init-fails", "-c", "init") == "trying\n")
+    # The app waits for its init container: the kubelet gives the waiting reason.
+    waiting = cluster.kubectl("logs", "init-fails", "-c", "app")
+    assert waiting.stderr == (
+        'Error from server (BadRequest): container "app" in pod "init-fails" '
+        "is waiting to start: PodInitializing\n"
+    )
+    cluster.ok("delete", "pod", "init-fails", "--wait=false")
 
 
 def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(
@@ -162,6 +241,52 @@ def test_kubectl_run_i_attaches_prints_what_follows_and_deletes_the_pod(cluster:
     )
     assert (done.returncode, done.stdout) == (2, 'hi\npod "once" deleted\n')
     assert cluster.kubectl("get", "pod", "once").returncode == 1
+
+
+def test_kubectl_run_i_gives_the_containers_command_its_stdin(cluster: Cluster) -> None:
+    # stdin: true, stdinOnce: true: the command waits on its input, reads what kubectl sends
+    # to its end, and ends with its own status
+    script = "echo ready; read first; echo got $first; wc -l; exit 3"
+    done = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "reader", "--",
+        "sh", "-c", script, stdin="hello\na\nb\n",
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (3, 'got hello\n2\npod "reader" deleted\n')
+    piped = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "catted", "--", "cat",
+        stdin="one\ntwo\n",
+    )  # fmt: skip
+    assert (piped.returncode, piped.stdout) == (0, 'one\ntwo\npod "catted" deleted\n')
+    # what it printed is its log, before and after it waited
+    cluster.kubectl(
+        "run", "-i", "--restart=Never", "--image=busybox", "kept", "--", "sh", "-c", script,
+        stdin="hello\na\nb\n",
+    )  # fmt: skip
+    assert cluster.ok("logs", "kept") == "ready\ngot hello\n2\n"
+    assert cluster.ok("get", "pod", "kept", "-o=jsonpath={.status.phase}") == "Failed"
+    cluster.ok("delete", "pod", "kept", "--wait=false")
+
+
+def test_kubectl_run_i_with_a_shell_ends_the_container_as_the_shell_ends(cluster: Cluster) -> None:
+    # the shell's exit is the container's: the pod fails with its status, which kubectl returns
+    done = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "shell", "--", "sh",
+        stdin="echo hi\nexit 4\n",
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (4, 'hi\npod "shell" deleted\n')
+    # stdinOnce: the end of kubectl's stdin is the end of the shell's
+    ended = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "eof", "--", "sh",
+        stdin="echo bye\n",
+    )  # fmt: skip
+    assert (ended.returncode, ended.stdout) == (0, 'bye\npod "eof" deleted\n')
+    # what the shell printed, on stdout and stderr, is the container's log
+    cluster.kubectl(
+        "run", "-i", "--restart=Never", "--image=busybox", "logged", "--", "sh",
+        stdin="echo one\necho two >&2\n",
+    )  # fmt: skip
+    assert cluster.ok("logs", "logged") == "one\ntwo\n"
+    cluster.ok("delete", "pod", "logged", "--wait=false")
 
 
 def test_attach_streams_the_containers_lines_as_they_come(

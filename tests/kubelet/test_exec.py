@@ -105,6 +105,16 @@ def test_cat_copies_stdin_to_stdout_until_it_ends(clock: VirtualClock) -> None:
         assert (code, out.text()) == (0, "one\ntwo")
 
 
+def test_with_a_tty_a_script_does_not_wait_for_a_stdin_that_never_ends(
+    clock: VirtualClock,
+) -> None:
+    # Without a tty it would read stdin to its end; a terminal's ends only when the user goes.
+    code, out = run(clock, ["sh", "-c", "wc -l; echo done"], [b"typed\n"], tty=True)
+    assert (code, out.text(), out.stdin) == (0, "0\r\ndone\r\n", [b"typed\n"])
+    code, out = run(clock, ["sh", "-c", "wc -l; echo done"], [b"typed\n"])
+    assert (code, out.text(), out.stdin) == (0, "1\ndone\n", [])
+
+
 def test_output_redirected_to_stderr_comes_on_the_exec_stderr(clock: VirtualClock) -> None:
     code, out = run(clock, ["sh"], [b"echo one\necho two >&2\necho three 1>&2 2>/dev/null\n"])
     assert (code, out.text(), out.text(STDERR)) == (0, "one\n", "two\nthree\n")

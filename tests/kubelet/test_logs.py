@@ -9,7 +9,7 @@ import pytest
 
 from pinnace.api.options import LogOptions
 from pinnace.clock import Clock, VirtualClock
-from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS, container_log
+from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS, container_log, waiting_to_start
 from pinnace.kubelet.runtime import ContainerStatus, Ended
 
 
@@ -70,3 +70,14 @@ def test_a_followed_log_sends_new_lines_until_the_container_exits(clock: Virtual
     assert [text for _, text in chunks] == ["starting\n", "working\n", "done\n"]
     waits = [t - began - printed for (t, _), printed in zip(chunks, (0, 5, 10), strict=True)]
     assert all(0 <= wait <= FOLLOW_POLL_SECONDS for wait in waits), waits
+
+
+def test_a_container_not_started_has_the_kubelets_words_for_its_waiting_reason() -> None:
+    # pkg/kubelet/kubelet_pods.go, validateContainerLogStatus
+    prefix = 'container "app" in pod "web" is waiting to start'
+    assert waiting_to_start("web", "app", "PodInitializing") == f"{prefix}: PodInitializing"
+    assert waiting_to_start("web", "app", "ErrImagePull") == f"{prefix}: image can't be pulled"
+    assert waiting_to_start("web", "app", "ImagePullBackOff") == (
+        f"{prefix}: trying and failing to pull image"
+    )
+    assert waiting_to_start("web", "app", "") == f"{prefix} - no logs yet"

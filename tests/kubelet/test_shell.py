@@ -44,6 +44,22 @@ def sh(script: str) -> tuple[list[str], int]:
         ),
         ("ls /etc/config/", ["SPECIAL_LEVEL", "keys"], 0),
         ("ls /nowhere", ["ls: /nowhere: No such file or directory"], 1),
+        ("ls; pwd", ["etc", "/"], 0),
+        (
+            "ls -1 /etc/config /etc/config/keys /nowhere /etc",
+            [
+                "ls: /nowhere: No such file or directory",
+                "/etc/config/keys",
+                "",
+                "/etc:",
+                "config",
+                "",
+                "/etc/config:",
+                "SPECIAL_LEVEL",
+                "keys",
+            ],
+            1,
+        ),
         (
             "echo /etc/config/* '/etc/config/*' /etc/nowhere/*",
             ["/etc/config/SPECIAL_LEVEL /etc/config/keys /etc/config/* /etc/nowhere/*"],

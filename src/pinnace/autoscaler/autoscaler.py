@@ -78,6 +78,7 @@ from pinnace.controllers.daemonset_util import DaemonPlacement
 from pinnace.kubelet.cluster_config import NodePool
 from pinnace.kubelet.config import NODE_POOL_LABEL, NodeConfig
 from pinnace.kubelet.node_status import node_object
+from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.config import SchedulerConfiguration
 
 log = logging.getLogger(__name__)
@@ -783,4 +784,14 @@ def _age(pod: Object, now: float) -> float:
 
 
 def _utilisation_text(utilisation: Mapping[str, float]) -> str:
-    return "{" + " ".join(f"{r}:{v:.6g}" for r, v in sorted(utilisation.items())) + "}"
+    """utilization.Info as cluster-autoscaler's event prints it (%v): {CpuUtil MemUtil GpuUtil
+    ResourceName Utilization}, the resource the larger share's (memory's when they tie)."""
+    cpu, memory = utilisation.get(CPU, 0.0), utilisation.get(MEMORY, 0.0)
+    name, highest = (CPU, cpu) if cpu > memory else (MEMORY, memory)
+    return f"{{{_go_float(cpu)} {_go_float(memory)} 0 {name} {_go_float(highest)}}}"
+
+
+def _go_float(value: float) -> str:
+    """A float64 as Go's %v prints it: the shortest form that reads back, no `.0`."""
+    text = repr(value)
+    return text.removesuffix(".0")

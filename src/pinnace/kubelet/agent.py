@@ -72,7 +72,7 @@ from pinnace.kubelet.images import NodeImages
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIPs
 from pinnace.kubelet.listeners import refused, serve_http
-from pinnace.kubelet.logs import container_log
+from pinnace.kubelet.logs import container_log, waiting_to_start
 from pinnace.kubelet.node_lease import NodeLease
 from pinnace.kubelet.node_status import (
     condition_events,
@@ -81,7 +81,7 @@ from pinnace.kubelet.node_status import (
     node_object,
     node_status,
 )
-from pinnace.kubelet.pod_status import TERMINAL_PHASES
+from pinnace.kubelet.pod_status import CONTAINER_CREATING, TERMINAL_PHASES
 from pinnace.kubelet.resize import (
     DEFERRED,
     IN_PROGRESS,
@@ -953,9 +953,8 @@ class NodeAgent:
                 raise status.bad_request(
                     f'previous terminated container "{container}" in pod "{name}" not found'
                 )
-            raise status.bad_request(
-                f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
-            )
+            reason = worker.waiting_reason(container) if worker else CONTAINER_CREATING
+            raise status.bad_request(waiting_to_start(name, container, reason))
         return container_log(run, options, self.clock)
 
     # --- streaming ---------------------------------------------------------------------------

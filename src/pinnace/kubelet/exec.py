@@ -8,6 +8,8 @@ with its environment and files.
   for ever (`sleep infinity`) lasts until the client goes away.
 - `cat` with no file copies stdin to stdout until stdin ends (v5's close signal, or the
   connection's end).
+- A script that reads its input (`sh -c 'cat > FILE'`, `wc -l`; `shell.reads_stdin`) is given
+  all of stdin once it has ended; any other runs at once.
 - `tar cf - PATH` (`kubectl cp` from the pod) archives the container's files, and
   `tar xf - -C DIR` (`kubectl cp` into it) unpacks the archive on stdin into them
   (`pinnace.kubelet.tar`).
@@ -20,7 +22,9 @@ with its environment and files.
 Attaching (CRI's Attach, for pods/attach and `kubectl run -i`) streams what the container
 prints from then on, its log lines as they come, until it exits. A container whose command
 is a bare shell (`kubectl run -it --image=busybox box -- sh`) reads what is typed when the
-session has stdin: the shell model runs it as above, in the container's environment.
+session has stdin: the shell model runs it as above, in the container's environment. One
+with stdin open whose command reads its input waits on it: an attach without a tty gives it
+all of its stdin, and with stdinOnce the command then ends with its status.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pinnace.api.streams import STDERR, STDOUT, StreamIO
@@ -36,7 +41,7 @@ from pinnace.clock import Clock
 from pinnace.kubelet.commands import SHELLS
 from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS
 from pinnace.kubelet.runtime import ContainerStatus
-from pinnace.kubelet.shell import ExecShell, ShellContext
+from pinnace.kubelet.shell import ExecShell, ShellContext, reads_stdin
 from pinnace.kubelet.tar import parse_tar
 
 PROMPT = "/ # "
@@ -88,6 +93,10 @@ class Attached:
     argv: Sequence[str]
     """Its command and args."""
     context: ShellContext
+    stdin_once: bool = False
+    """Its stdin closes when the first attach that gave it input ends (`stdinOnce`)."""
+    end: Callable[[int], None] = lambda exit_code: None
+    """Ends the container's command with that exit code."""
 
 
 async def run_exec(
@@ -95,31 +104,34 @@ async def run_exec(
 ) -> int:
     """Run `argv` in the container; its exit status."""
     output = _Output(io, clock, tty)
-    shell = ExecShell(context, output.sink)
     if _bare_shell(argv):
-        return await _interactive(shell, output, io, tty)
+        return (await _interactive(ExecShell(context, output.sink), output, io, tty))[0]
     if _cat_of_stdin(argv):
         while data := await io.read():
             await io.write(STDOUT, data)
         return 0
-    program = argv[0].rsplit("/", 1)[-1] if argv else ""
-    tar = parse_tar(argv[1:]) if program == "tar" else None
+    tar = parse_tar(argv[1:]) if argv and argv[0].rsplit("/", 1)[-1] == "tar" else None
     if tar is not None:  # `kubectl cp`: an archive, binary, on stdin or stdout
         done = tar.run(context.files, clock.now(), await _read_all(io) if tar.extract else b"")
+        # busybox tells of a missing path before it ends the archive: kubectl cp, which stops
+        # reading at the archive's end, prints it (a cp of nothing is not a silent success)
+        await output.write(STDERR, done.stderr)
         if done.stdout:
             await io.write(STDOUT, done.stdout)
-        await output.write(STDERR, done.stderr)
         return done.status
-    return await _command(shell, output, argv)
+    script = _script(argv)
+    # A script that reads its input has all of stdin, once that has ended; a terminal's
+    # never ends (what a tty's Ctrl-D means is not modelled): there it reads none.
+    stdin = None
+    if not tty and reads_stdin(script):
+        stdin = (await _read_all(io)).decode(errors="surrogateescape")
+    return await _command(ExecShell(context, output.sink, stdin), output, script)
 
 
-async def _command(shell: ExecShell, output: _Output, argv: Sequence[str]) -> int:
-    """A script (`sh -c`) or a program, then the rounds of the endless loop it ends in."""
-    program = argv[0].rsplit("/", 1)[-1] if argv else ""
-    if program in SHELLS and len(argv) >= 3 and argv[1] == "-c":
-        running = shell.run_script(argv[2])
-    else:
-        running = shell.run_program(argv)
+async def _command(shell: ExecShell, output: _Output, script: str) -> int:
+    """A script (`sh -c`'s, or a program with its arguments), then the rounds of the endless
+    loop it ends in."""
+    running = shell.run_script(script)
     await output.send(shell.seconds)
     if not running:
         while shell.looping and shell.next_round():
@@ -132,18 +144,85 @@ async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, c
     ends); 0, as the kubelet reports any attach that ended (the container's exit is its own)."""
     output = _Output(io, clock, tty)
     if stdin and _bare_shell(attached.argv):
+        # What the shell prints is the container's: its log has it too.
+        log = _Log(attached.run, clock, 0)
+        output = _Output(_Tee(io, log), clock, tty)
         # Its prompt went out before the client came: kubectl asks the user to press enter.
-        await _interactive(ExecShell(attached.context, output.sink), output, io, tty, False)
+        shell = ExecShell(attached.context, output.sink)
+        status, exited = await _interactive(shell, output, io, tty, False)
+        log.flush()
+        if exited or attached.stdin_once:  # `exit`, or its stdin closed with the attach
+            attached.end(status)
         return 0
     run, sent = attached.run, len(attached.run.log)
-    while True:
-        ended = run.ended is not None
-        lines, sent = run.log[sent:], len(run.log)
-        if lines:
-            await output.write(STDOUT, "".join(line + "\n" for _, line in lines))
-        if ended:
-            return 0
-        await clock.sleep(FOLLOW_POLL_SECONDS)
+    feeding = None
+    script = _script(attached.argv)
+    if stdin and not tty and attached.context.stdin_open and reads_stdin(script):
+        feeding = asyncio.ensure_future(_feed(attached, script, io, clock))
+    try:
+        while True:
+            ended = run.ended is not None
+            lines, sent = run.log[sent:], len(run.log)
+            if lines:
+                await output.write(STDOUT, "".join(line + "\n" for _, line in lines))
+            if ended:
+                return 0
+            await clock.sleep(FOLLOW_POLL_SECONDS)
+    finally:
+        if feeding is not None:
+            feeding.cancel()
+
+
+async def _feed(attached: Attached, script: str, io: StreamIO, clock: Clock) -> None:
+    """The container's command waits on its stdin: it reads what the attach sends, to its
+    end, as its input. It runs again with that input, printing into the container's log what
+    follows the lines it printed before it waited; with stdinOnce the command then ends."""
+    data = (await _read_all(io)).decode(errors="surrogateescape")
+    log = _Log(attached.run, clock, len(attached.run.log))
+    output = _Output(log, clock, False)
+    status = await _command(ExecShell(attached.context, output.sink, data), output, script)
+    log.flush()
+    if attached.stdin_once:
+        attached.end(status)
+
+
+class _Tee:
+    """A session's streams whose output also goes into the container's log."""
+
+    def __init__(self, io: StreamIO, log: _Log) -> None:
+        self.io, self.log = io, log
+
+    async def read(self) -> bytes:
+        return await self.io.read()
+
+    async def write(self, stream: int, data: bytes) -> None:
+        await self.io.write(stream, data)
+        await self.log.write(stream, data)
+
+
+class _Log:
+    """A StreamIO whose output is a container's log, in lines, past its first `skip`."""
+
+    def __init__(self, run: ContainerStatus, clock: Clock, skip: int) -> None:
+        self.run, self.clock, self.skip, self.partial = run, clock, skip, ""
+
+    async def read(self) -> bytes:
+        return b""
+
+    async def write(self, stream: int, data: bytes) -> None:
+        *lines, self.partial = (self.partial + data.decode(errors="replace")).split("\n")
+        self._print(lines)
+
+    def flush(self) -> None:
+        if self.partial:
+            self._print([self.partial])
+            self.partial = ""
+
+    def _print(self, lines: list[str]) -> None:
+        shown = lines[self.skip :]
+        self.skip = max(0, self.skip - len(lines))
+        now = self.clock.now()
+        self.run.print((now, line) for line in shown)
 
 
 async def _read_all(io: StreamIO) -> bytes:
@@ -152,6 +231,12 @@ async def _read_all(io: StreamIO) -> bytes:
     while data := await io.read():
         chunks.append(data)
     return b"".join(chunks)
+
+
+def _script(argv: Sequence[str]) -> str:
+    """The script a command runs: a shell's `-c` script, or the program with its arguments."""
+    sh_c = len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in SHELLS and argv[1] == "-c"
+    return argv[2] if sh_c else shlex.join(argv)
 
 
 def _cat_of_stdin(argv: Sequence[str]) -> bool:
@@ -169,8 +254,10 @@ def _bare_shell(argv: Sequence[str]) -> bool:
 
 async def _interactive(
     shell: ExecShell, output: _Output, io: StreamIO, tty: bool, prompt: bool = True
-) -> int:
-    """A shell reading its commands from stdin (its first prompt shown if `prompt`)."""
+) -> tuple[int, bool]:
+    """A shell reading its commands from stdin (its first prompt shown if `prompt`): its
+    status, and whether it ended by itself (`exit`, or Ctrl-D on a tty) rather than with the
+    end of the stream."""
     line = ""
     if tty and prompt:
         await output.write(STDOUT, PROMPT)
@@ -188,13 +275,13 @@ async def _interactive(
                 if tty:
                     await output.write(STDOUT, "\n")
                 if not await _run_line(shell, output, line):
-                    return shell.status
+                    return shell.status, True
                 line = ""
                 if tty:
                     await output.write(STDOUT, PROMPT)
             elif tty and ch == _CTRL_D:
                 if not line:
-                    return shell.status
+                    return shell.status, True
             elif tty and ch == _CTRL_C:
                 line = ""
                 await output.write(STDOUT, "^C\n" + PROMPT)
@@ -206,9 +293,9 @@ async def _interactive(
                 line += ch
                 if tty:
                     await output.write(STDOUT, ch)
-    if line.strip():
-        await _run_line(shell, output, line)
-    return shell.status
+    if line.strip() and not await _run_line(shell, output, line):
+        return shell.status, True
+    return shell.status, False
 
 
 async def _run_line(shell: ExecShell, output: _Output, line: str) -> bool:

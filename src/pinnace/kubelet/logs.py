@@ -11,8 +11,14 @@ from collections.abc import AsyncIterator, Sequence
 
 from pinnace.api.options import LogOptions
 from pinnace.clock import Clock, format_micro_time
+from pinnace.kubelet.image_service import ERR_IMAGE_PULL, IMAGE_PULL_BACK_OFF
 from pinnace.kubelet.runtime import ContainerState, ContainerStatus
 
+_WAITING_WORDS = {
+    ERR_IMAGE_PULL: "image can't be pulled",
+    IMAGE_PULL_BACK_OFF: "trying and failing to pull image",
+}
+"""The kubelet's words for the commonest reasons a container has not started."""
 FOLLOW_POLL_SECONDS = 1.0
 """How often a followed log is checked for new lines (the kubelet watches the log file)."""
 
@@ -44,6 +50,15 @@ async def container_log(
         lines = [*log[sent:], *run.log] if run.log is not log else log[sent:]
         log = run.log
         sent = len(log)
+
+
+def waiting_to_start(pod: str, container: str, reason: str) -> str:
+    """Why a container that has not started has no log, in the kubelet's words
+    (validateContainerLogStatus): its waiting reason."""
+    why = _WAITING_WORDS.get(reason, reason)
+    if not why:
+        return f'container "{container}" in pod "{pod}" is waiting to start - no logs yet'
+    return f'container "{container}" in pod "{pod}" is waiting to start: {why}'
 
 
 def _since(options: LogOptions, now: float) -> float | None:

@@ -253,6 +253,12 @@ class ContainerRuntime(ABC):
         """SIGTERM, then SIGKILL once `grace_seconds` have passed."""
 
     @abstractmethod
+    def exit_container(self, container_id: str, exit_code: int) -> None:
+        """The running container's command has ended, now, with `exit_code`: a simulated
+        command that read the stdin an attach gave it (a runtime of real processes sees its
+        processes end by themselves)."""
+
+    @abstractmethod
     def remove_container(self, container_id: str) -> None:
         """Forget an exited container (its log goes with it); stop it first if running."""
 
@@ -500,6 +506,9 @@ class SimulatedRuntime(ContainerRuntime):
             timer.cancel()
         self._exits[key] = when
         self._timers[key] = self._clock.call_at(when, self._exit, key, code)
+
+    def exit_container(self, container_id: str, exit_code: int) -> None:
+        self._exit(container_key(container_id), exit_code)
 
     def remove_container(self, container_id: str) -> None:
         key = container_key(container_id)

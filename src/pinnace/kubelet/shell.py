@@ -24,13 +24,14 @@ Understood:
   exported. The environment starts as the runtime gives it: HOSTNAME (the pod's name), PATH
   (busybox's), the kubelet's variables (`pinnace.kubelet.environment`), HOME (/root)
 - `echo [-n] [-e]`, `env`, `printenv [NAME...]` (exit 1 when one is not set), `cat [FILE...]`,
-  `ls [DIR]`, `rev`, `head`, `tail [-n N|+N] [-f|-F] [FILE]` (following a file looks for
-  what was appended every TAIL_SLEEP_SECONDS), `wc [-lwc]`, `seq`, `expr`, `test`/`[ ]`,
-  `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin
-  to stdout), `wget -qO- URL` (through the context's `web`), `sh`/`bash` (a script, or with
-  no script an empty stdin: exit 0, unless the container keeps stdin open), `true`, `false`,
-  `:`, `exec`, `tail -f /dev/null` (waits forever), and the programs of
-  `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl` pi, servers).
+  `ls [-1] [PATH...]`, `pwd`, `rev`, `head`, `tail [-n N|+N] [-f|-F] [FILE]` (following a file looks
+  for what was appended every TAIL_SLEEP_SECONDS), `wc [-lwc]`, `seq`, `expr`, `test`/`[ ]`,
+  `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin to
+  stdout), `wget -qO- URL` (through the context's `web`), `sh`/`bash` (a script, or with no script
+  an empty stdin: exit 0, unless the container keeps stdin open), `true`, `false`, `:`, `exec`,
+  `read [-r] [NAME...]` (a line of input), `tee [-a] FILE...`, `tail -f /dev/null` (waits
+  forever), and the programs of `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl` pi,
+  servers).
 
 A program it does not know takes the context's `unknown` outcome (a run time and exit code,
 `pinnace.kubelet.behaviour`), recorded in `ScriptRun.unknown`; without one, and for anything
@@ -119,6 +120,7 @@ _PRINTING = frozenset(
         "uptime",
         "gzip",
         "gunzip",
+        "tee",
     }
 )
 _STANDARD_STREAMS = {
@@ -161,8 +163,8 @@ class ShellContext:
     booted: float | None = None
     """When its node started (what `uptime` counts from); None: when the shell started."""
     stdin_open: bool = False
-    """The container keeps its stdin open (`stdin: true`): a shell with no script waits on
-    it for ever rather than reading nothing and exiting."""
+    """The container keeps its stdin open (`stdin: true`): a shell with no script, and a
+    command that reads its input, wait on it for ever rather than reading nothing."""
 
 
 WebGet = Callable[[str], tuple[str, str]]
@@ -330,8 +332,10 @@ class ExecShell:
     127), and it keeps its variables from one command line to the next (an interactive
     `sh`). A script it does not understand prints why on stderr with status 2."""
 
-    def __init__(self, context: ShellContext, sink: Sink) -> None:
-        self._shell = _Shell(context, sink=sink)
+    def __init__(self, context: ShellContext, sink: Sink, stdin: str | None = None) -> None:
+        # its input is the session's (none: read as ended), never the container's own
+        self._shell = _Shell(dataclasses.replace(context, stdin_open=False), sink=sink)
+        self._shell.stdin = stdin
 
     @property
     def seconds(self) -> float:
@@ -342,10 +346,6 @@ class ExecShell:
     def status(self) -> int:
         """The exit status of the last command, or of the shell once it has ended."""
         return self._shell.run.exit_code if self._shell.exited else self._shell.status
-
-    def run_program(self, argv: Sequence[str]) -> bool:
-        """Run a program with its arguments, unexpanded; False once the shell has ended."""
-        return self.run_script(shlex.join(argv))
 
     def run_script(self, text: str) -> bool:
         """Run a script; False once the shell has ended: by `exit` or `exec`, waiting for
@@ -409,6 +409,17 @@ class _Shell:
         """Files as this script wrote (or removed: None) them after its start, before its
         writes are due."""
         self.unknown: list[str] = []
+
+    def take_stdin(self) -> str:
+        """What is left of the input, read to its end: a later reader finds nothing. A
+        container that keeps its stdin open waits on it for ever (until an attach gives it
+        some, `pinnace.kubelet.exec`)."""
+        if self.stdin is None and self.context.stdin_open:
+            self.run.seconds = math.inf
+        data = self.stdin or ""
+        if self.stdin is not None:
+            self.stdin = ""
+        return data
 
     # output
     def write(self, text: str) -> None:
@@ -523,16 +534,21 @@ class _Shell:
 
     def pipeline(self, pipeline: Pipeline) -> None:
         """Each command's output is the next one's input; the status is the last one's."""
-        data, out = self.stdin, self._out
+        out, data = self._out, ""
         last = len(pipeline.commands) - 1
         for i, command in enumerate(pipeline.commands):
+            # the first reads the shell's input (what it leaves, a later command finds)
             saved = self.stdin
-            self.stdin, self._out = data, out if i == last else []
+            if i:
+                self.stdin = data
+            self._out = out if i == last else []
             try:
                 self.execute(command)
                 data = "".join(self._out or ())
             finally:
-                self.stdin, self._out = saved, out
+                self._out = out
+                if i:
+                    self.stdin = saved
         if pipeline.negated:
             self.status = int(self.status == 0)
 
@@ -821,6 +837,74 @@ def _name(command: Simple) -> str:
     return first[0][1].rsplit("/", 1)[-1] if len(first) == 1 and first[0][0] == "lit" else ""
 
 
+def reads_stdin(script: str) -> bool:
+    """Whether the script reads the shell's own input: a command of it not fed by a pipe or
+    a `<` that reads its input (`cat > FILE`, `wc -l`, `read LINE`). An exec session's stdin
+    must be at hand for such a script; any other runs at once, without waiting for a stdin
+    that may never end (a terminal's)."""
+    try:
+        commands = parse(script)
+    except NotUnderstood:
+        return False
+    for command in _input_commands(commands):
+        words = command.words
+        while words and _assignment_name(words[0]):
+            words = words[1:]
+        args = [_literal(word) for word in words[1:]]
+        reads = _INPUT_READERS.get(_name(command))
+        if reads is not None and reads(args):
+            return True
+    return False
+
+
+def _input_commands(commands: list[AndOr]) -> Iterator[Simple]:
+    """The simple commands whose input is the shell's: not those after a pipe or with `<`."""
+    for and_or in commands:
+        for _, command in and_or:
+            if isinstance(command, Pipeline):
+                command = command.commands[0]
+            if isinstance(command, Loop):
+                yield from _input_commands(command.condition)
+                yield from _input_commands(command.body)
+            elif isinstance(command, If):
+                for condition, body in command.branches:
+                    yield from _input_commands(condition)
+                    yield from _input_commands(body)
+                yield from _input_commands(command.otherwise)
+            elif isinstance(command, Simple) and all(
+                op.lstrip("0123456789") != "<" for op, _ in command.redirections
+            ):
+                yield command
+
+
+def _literal(word: Word) -> str:
+    """A word as written when it expands to itself; "$" for one that expands."""
+    return "".join(t for _, t, _ in word) if all(k == "lit" for k, _, _ in word) else "$"
+
+
+def _reads_input_past_options(args: list[str]) -> bool:
+    """head, tail: with no file (not following one)."""
+    try:
+        _, files, follow = _head_tail_count(args)
+    except NotUnderstood:
+        return False
+    return not files and not follow
+
+
+_INPUT_READERS: Mapping[str, Callable[[list[str]], bool]] = {
+    "cat": lambda args: args in ([], ["-"]),
+    "rev": lambda args: not args,
+    "wc": lambda args: all(a.startswith("-") and a != "-" for a in args),
+    "head": _reads_input_past_options,
+    "tail": _reads_input_past_options,
+    "gzip": lambda args: True,
+    "gunzip": lambda args: True,
+    "read": lambda args: True,
+    "tee": lambda args: True,
+}
+"""The programs that read their input, given their arguments (literal, "$" for an expansion)."""
+
+
 def _only_printing(commands: list[AndOr]) -> bool:
     """Nothing in an endless loop's body but output, sleeps, tests and variables."""
     allowed = _PRINTING - {"stress"} | {"sleep", "true", "false", ":", "export", "=", "[", "test"}
@@ -881,7 +965,7 @@ def _printenv(shell: _Shell, args: list[str]) -> int:
 
 def _cat(shell: _Shell, args: list[str]) -> int:
     if not args or args == ["-"]:
-        shell.write(shell.stdin or "")
+        shell.write(shell.take_stdin())
         return 0
     if any(a.startswith("-") for a in args):
         raise NotUnderstood("cat with options")
@@ -910,7 +994,7 @@ def _input(shell: _Shell, program: str, paths: list[str]) -> str | None:
     """What a filter reads: its files one after another, else its input; None if one of its
     files cannot be read."""
     if not paths:
-        return shell.stdin or ""
+        return shell.take_stdin()
     contents = list(_file_contents(shell, program, paths))
     return None if None in contents else "".join(c or "" for c in contents)
 
@@ -920,14 +1004,35 @@ def _lines_of(text: str) -> list[str]:
 
 
 def _ls(shell: _Shell, args: list[str]) -> int:
+    """busybox ls [-1] [PATH...]: the working directory (/) without a path; with several,
+    the files named first, then each directory's names under `DIR:`, a blank line between."""
     _container_state(shell)
-    if len(args) != 1 or args[0].startswith("-"):
-        raise NotUnderstood("ls of one directory")
-    names = shell.context.files.list(args[0])
-    if names is None:
-        shell.error(f"ls: {args[0]}: No such file or directory\n")
-        return 1
-    shell.write("".join(name + "\n" for name in names))
+    flags = "".join(a[1:] for a in args if a.startswith("-") and a != "-")
+    operands = sorted(a for a in args if not a.startswith("-") or a == "-")
+    if set(flags) - {"1"}:
+        raise NotUnderstood("ls with options")
+    status, files, directories = 0, [], []
+    for path in operands or ["/"]:
+        names = shell.context.files.list(path)
+        if names is None:
+            shell.error(f"ls: {path}: No such file or directory\n")
+            status = 1
+        elif names == [path]:
+            files.append(path)
+        else:
+            directories.append((path, names))
+    sections = ["".join(name + "\n" for name in files)] if files else []
+    for path, names in directories:
+        header = f"{path}:\n" if len(operands) > 1 else ""
+        sections.append(header + "".join(name + "\n" for name in names))
+    shell.write("\n".join(sections))
+    return status
+
+
+def _pwd(shell: _Shell, args: list[str]) -> int:
+    """busybox pwd: the working directory, which for the model is always / (relative paths
+    are read from there)."""
+    shell.write("/\n")
     return 0
 
 
@@ -1289,7 +1394,7 @@ def _gzip(shell: _Shell, args: list[str]) -> int:
     flags = "".join(a.lstrip("-") for a in args if a.startswith("-") and a != "-")
     if any(not a.startswith("-") for a in args) or set(flags) - set("cdf"):
         raise NotUnderstood("gzip of files")
-    data = (shell.stdin or "").encode(errors="surrogateescape")
+    data = shell.take_stdin().encode(errors="surrogateescape")
     if "d" not in flags:
         shell.write(gzip.compress(data, mtime=0).decode(errors="surrogateescape"))
         return 0
@@ -1299,6 +1404,45 @@ def _gzip(shell: _Shell, args: list[str]) -> int:
         shell.error("gzip: invalid magic\n")
         return 1
     return 0
+
+
+def _tee(shell: _Shell, args: list[str]) -> int:
+    """busybox tee [-a] FILE...: its input to stdout and into each file (appended with -a);
+    a file it cannot open is told (`tee: can't open 'F': Read-only file system`), status 1."""
+    _container_state(shell)
+    paths = [a for a in args if a != "-a"]
+    if any(p.startswith("-") for p in paths):
+        raise NotUnderstood("tee with options")
+    data, status = shell.take_stdin(), 0
+    for path in paths:
+        failed = shell.context.files.cannot_write(path)
+        if failed is None:
+            shell.write_file(path, data, append="-a" in args)
+        else:
+            shell.error(f"tee: can't open '{path}': {failed.rpartition(': ')[2]}\n")
+            status = 1
+    shell.write(data)
+    return status
+
+
+def _read(shell: _Shell, args: list[str]) -> int:
+    """`read [-r] [NAME...]`: a line of input, split on blanks into the names (the last takes
+    the rest of the line; REPLY, unsplit, without one); status 1 once input has ended (the
+    names emptied) or when the line had no newline. Without -r a backslash escapes the
+    character after it."""
+    raw = args[:1] == ["-r"]
+    names = args[1:] if raw else args
+    if not all(NAME.fullmatch(name) for name in names):
+        raise NotUnderstood("read with options")
+    line, newline, rest = shell.take_stdin().partition("\n")
+    if shell.stdin is not None:
+        shell.stdin = rest
+    if not raw:
+        line = re.sub(r"\\(.)", r"\1", line)
+    fields = line.strip().split(maxsplit=len(names) - 1) if names else [line]
+    for i, name in enumerate(names or ["REPLY"]):
+        shell.assign(name, fields[i] if i < len(fields) else "")
+    return 0 if newline else 1
 
 
 def _export(shell: _Shell, args: list[str]) -> int:
@@ -1325,6 +1469,8 @@ _BUILTINS: Mapping[str, Callable[[_Shell, list[str]], int]] = {
     "ls": _ls,
     "date": _date,
     "export": _export,
+    "read": _read,
+    "tee": _tee,
     "tail": _tail,
     "head": _head,
     "rev": _rev,
@@ -1337,6 +1483,7 @@ _BUILTINS: Mapping[str, Callable[[_Shell, list[str]], int]] = {
     "test": _test,
     "[": _bracket,
     "hostname": _hostname,
+    "pwd": _pwd,
     "wget": _wget,
     "uptime": _uptime,
     "gzip": _gzip,

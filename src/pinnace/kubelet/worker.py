@@ -39,6 +39,7 @@ waiting in CrashLoopBackOff restarts at once.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -932,7 +933,8 @@ class PodWorker:
                 except ConfigError:
                     return None
                 argv = expand_command(container_argv(pod, name), context.environment)
-                return Attached(c.current, argv, context)
+                end = functools.partial(self.host.runtime.exit_container, c.current.id)
+                return Attached(c.current, argv, context, bool(spec.get("stdinOnce")), end)
         return None
 
     def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:
@@ -1494,3 +1496,8 @@ class PodWorker:
             if c.name == name:
                 return c.previous if previous else c.current
         return None
+
+    def waiting_reason(self, name: str) -> str:
+        """Why a container is not running yet, as its status says (PodInitializing,
+        ErrImagePull ...; "" when it gives none)."""
+        return next((c.waiting[0] for c in self.containers if c.name == name), "")

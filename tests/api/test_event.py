@@ -73,3 +73,23 @@ def test_new_style_events_need_reporting_fields() -> None:
     assert messages(EVENT.validate(complete)) == [
         'message: Invalid value: "": can have at most 1024 characters'
     ]
+
+
+def test_new_style_limits_count_bytes_and_texts_must_be_strings() -> None:
+    """The limits are on UTF-8 bytes, as Go's len() counts: 64 two-byte letters fit in 128,
+    65 do not; a text of another type is a type error at its own field."""
+    fields = {
+        "eventTime": "2024-01-01T00:00:00.000000Z",
+        "reportingComponent": "example.com/scheduler",
+        "reportingInstance": "s-1",
+        "action": "Binding",
+    }
+    assert EVENT.validate(event("team", "team", **fields, reason="é" * 64)) == []
+    assert messages(EVENT.validate(event("team", "team", **fields, reason="é" * 65))) == [
+        'reason: Invalid value: "": can have at most 128 characters'
+    ]
+    assert messages(EVENT.validate(event("team", "team", **fields, message="é" * 513))) == [
+        'message: Invalid value: "": can have at most 1024 characters'
+    ]
+    errs = messages(EVENT.validate(event("team", "team", **{**fields, "action": 7})))
+    assert errs == ["action: Invalid value: 7: must be of type string", "action: Required value"]

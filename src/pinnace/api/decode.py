@@ -108,10 +108,11 @@ def as_decoded(obj: dict[str, Any], kind: Kind) -> Decoded:
     if body_kind != kind.kind or body_api_version != kind.api_version:
         group, _, version = body_api_version.rpartition("/")
         raise _mismatch(body_kind, group, version, kind)
-    taken = dict(obj)
-    if "metadata" in taken:
-        taken["metadata"] = dict(taken["metadata"])
-    return Decoded(_in_wire_order(taken, kind), [])
+    # A built-in kind's wire order is a new dict already; a custom one's sets its type first.
+    ordered = _in_wire_order(dict(obj) if kind.custom else obj, kind)
+    if "metadata" in ordered:
+        ordered["metadata"] = dict(ordered["metadata"])
+    return Decoded(ordered, [])
 
 
 def _decoded_repeats(

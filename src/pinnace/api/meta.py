@@ -194,6 +194,8 @@ tens of MiB."""
 
 
 def _validate_common(meta: dict[str, Any]) -> list[FieldError]:
+    if meta.keys().isdisjoint(_COMMON_FIELDS):  # an Event's, a Binding's: nothing to check
+        return []
     text = plain_json([meta.get(name) for name in _COMMON_FIELDS])
     if text is None or len(text) > _MAX_REMEMBERED_TEXT:
         return _common_errors_of(meta)

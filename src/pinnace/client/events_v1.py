@@ -59,8 +59,6 @@ EventKey = tuple[str, str, str, str, str, Reference, Reference]
 regarding, related."""
 
 _NO_REFERENCE: Reference = ("",) * 7
-_OMITTED_WHEN_EMPTY = frozenset({"action", "reason", "note", "type"})
-"""Of core/v1's OMITTED_WHEN_EMPTY, the names here."""
 _REFERENCE_FIELDS = (
     "kind",
     "namespace",
@@ -278,7 +276,9 @@ def _reference(reference: Mapping[str, Any] | None) -> Reference:
 
 
 def _event(key: EventKey, cached: _Cached, series: Series | None) -> Object:
-    """The Event of `key` as written: created (no series) or with `series`."""
+    """The Event of `key` as written: created (no series) or with `series`. As decoded
+    (`create_named` creates it with `create_own`): core/v1's action, reason, message and type
+    are left out when empty."""
     event_type, action, reason, controller, instance, regarding, related = key
     event: Object = {
         "apiVersion": API_VERSION,
@@ -290,20 +290,22 @@ def _event(key: EventKey, cached: _Cached, series: Series | None) -> Object:
         "eventTime": format_micro_time(cached.first),
         "reportingController": controller,
         "reportingInstance": instance,
-        "action": action,
-        "reason": reason,
-        "regarding": _object_reference(regarding),
-        "note": cached.note,
-        "type": event_type,
     }
+    if action:
+        event["action"] = action
+    if reason:
+        event["reason"] = reason
+    event["regarding"] = _object_reference(regarding)
+    if cached.note:
+        event["note"] = cached.note
+    if event_type:
+        event["type"] = event_type
     if related is not _NO_REFERENCE:
         event["related"] = _object_reference(related)
     if series is not None:
         count, observed = series
         event["series"] = {"count": count, "lastObservedTime": format_micro_time(observed)}
-    # As decoded (`create_named` creates it with `create_own`): core/v1's action, reason,
-    # message and type are left out when empty.
-    return {k: v for k, v in event.items() if v != "" or k not in _OMITTED_WHEN_EMPTY}
+    return event
 
 
 def _object_reference(reference: Reference) -> Object:

@@ -293,18 +293,19 @@ class Codec:
         self._kinds: dict[str, _Kind] = {}
         self._learning = threading.Lock()
 
-    def pack(self, obj: Object, text: bytes | None = None) -> bytes:
-        """`obj` in compact form; `text`: its JSON text, if at hand. Raises TypeError if it is
-        not JSON."""
+    def pack(self, obj: Object, text: bytes | None = None, head: bytes = b"") -> bytes:
+        """`obj` in compact form; `text`: its JSON text, if at hand; `head`: bytes to put
+        before it (in the same copy). Raises TypeError if it is not JSON."""
         kind = obj.get("kind")
         data = orjson.dumps(obj) if text is None else text
-        return self.pack_json(data, kind if isinstance(kind, str) else "")
+        return self.pack_json(data, kind if isinstance(kind, str) else "", head)
 
-    def pack_json(self, data: bytes, kind: str | None = None) -> bytes:
-        """An object's JSON text in compact form: the index of the dictionary it is deflated
-        against, then the deflated text. Without its `kind`, the text's first is taken."""
+    def pack_json(self, data: bytes, kind: str | None = None, head: bytes = b"") -> bytes:
+        """An object's JSON text in compact form, after `head`: the index of the dictionary
+        it is deflated against, then the deflated text. Without its `kind`, the text's first
+        is taken."""
         if not self.deflates:
-            return _PLAIN_MARK + data
+            return b"".join((head, _PLAIN_MARK, data))
         learner = self._learner(_kind_of(data) if kind is None else kind)
         count = next(learner.counter)
         if count in _SAMPLED:
@@ -312,7 +313,7 @@ class Codec:
             learner.samples.append(bytes(memoryview(data)))
             if count in LEARN_AT:
                 self._learn(learner)
-        return _deflate(learner, data)
+        return _deflate(learner, data, head)
 
     def pack_block(self, data: bytes, sample: bytes) -> bytes:
         """Several objects' JSON texts (and whatever frames them) in compact form, deflated
@@ -352,11 +353,11 @@ class Codec:
                 kind.current = (len(dictionaries) - 1, _primed(zdict))
 
 
-def _deflate(learner: _Kind, data: bytes) -> bytes:
+def _deflate(learner: _Kind, data: bytes, head: bytes = b"") -> bytes:
     index, primed = learner.current
     # A copy of a compressor already primed with the dictionary costs a fraction of priming one.
     deflate = primed.copy()
-    return bytes((index,)) + deflate.compress(data) + deflate.flush()
+    return b"".join((head, bytes((index,)), deflate.compress(data), deflate.flush()))
 
 
 def _kind_of(data: bytes) -> str:

@@ -81,7 +81,7 @@ class Version:
         cls, type: EventType, key: str, data: bytes, revision: int, codec: Codec
     ) -> Version:
         """A change read back from its object's JSON text: packed from the start."""
-        return cls(type, key, _packed(type, revision, codec.pack_json(data)), revision)
+        return cls(type, key, codec.pack_json(data, head=_head(type, revision)), revision)
 
     @classmethod
     def unpacked(cls, key: str, change: Version | Packed) -> Version:
@@ -141,8 +141,9 @@ class Version:
         if that is at hand."""
         data = self._data
         if not isinstance(data, bytes):
-            obj = packed if packed is not None else codec.pack(data)
-            data = self._data = _packed(self.type, self.revision, obj)
+            head = _head(self.type, self.revision)
+            # Packed after its head in one copy, unless packed already.
+            data = self._data = codec.pack(data, head=head) if packed is None else head + packed
         return data
 
 
@@ -162,8 +163,9 @@ _REVISION = struct.Struct("<Q")
 _HEADER = 1 + _REVISION.size
 
 
-def _packed(type: EventType, revision: int, obj: bytes) -> Packed:
-    return b"".join((bytes((_CODES[type],)), _REVISION.pack(revision), obj))
+def _head(type: EventType, revision: int) -> bytes:
+    """What a packed change starts with: its type's code and its revision."""
+    return bytes((_CODES[type],)) + _REVISION.pack(revision)
 
 
 def _json(packed: Packed, codec: Codec) -> bytes:

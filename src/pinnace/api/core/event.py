@@ -102,12 +102,29 @@ _METADATA = Path("metadata")
 _NAMESPACE = Path("metadata", "namespace")
 _INVOLVED = Path("involvedObject")
 _INVOLVED_NAMESPACE = Path("involvedObject", "namespace")
+_REPORTING_CONTROLLER = Path("reportingController")
+_EVENT_NAMESPACE = Path("namespace")
+"""Where v1.32 reports a bad namespace: not under metadata."""
+
+
+_TEXT_PATHS = {
+    key: Path(key)
+    for key in ("reportingComponent", "reportingInstance", "action", "reason", "message")
+}
 
 
 def _text(obj: dict[str, Any], key: str, errs: list[FieldError]) -> str:
-    value, e = string_field(obj.get(key), Path(key))
+    value = obj.get(key)
+    if type(value) is str:  # every Event a client writes: no path made
+        return value
+    value, e = string_field(value, _TEXT_PATHS[key])
     errs += e
     return value
+
+
+def _longer(value: str, limit: int) -> bool:
+    """Whether `value` takes more than `limit` bytes in UTF-8 (encoded only when it might)."""
+    return len(value) * 4 > limit and len(value.encode()) > limit
 
 
 def validate_event(event: dict[str, Any]) -> list[FieldError]:
@@ -133,12 +150,10 @@ def validate_event(event: dict[str, Any]) -> list[FieldError]:
         if not involved_ns and namespace not in ("default", "kube-system"):
             errs.append(_mismatch(involved_ns))
         controller = _text(event, "reportingComponent", errs)
-        controller_path = Path("reportingController")
         if not controller:
-            errs.append(field.required(controller_path))
-        errs += [
-            field.invalid(controller_path, controller, m) for m in is_qualified_name(controller)
-        ]
+            errs.append(field.required(_REPORTING_CONTROLLER))
+        if bad := is_qualified_name(controller):
+            errs += [field.invalid(_REPORTING_CONTROLLER, controller, m) for m in bad]
         for key, limit in (
             ("reportingInstance", REPORTING_INSTANCE_LENGTH_LIMIT),
             ("action", ACTION_LENGTH_LIMIT),
@@ -146,19 +161,20 @@ def validate_event(event: dict[str, Any]) -> list[FieldError]:
         ):
             value = _text(event, key, errs)
             if not value:
-                errs.append(field.required(Path(key)))
-            if len(value.encode()) > limit:
-                errs.append(field.invalid(Path(key), "", f"can have at most {limit} characters"))
+                errs.append(field.required(_TEXT_PATHS[key]))
+            if _longer(value, limit):
+                errs.append(
+                    field.invalid(_TEXT_PATHS[key], "", f"can have at most {limit} characters")
+                )
         message = _text(event, "message", errs)
-        if len(message.encode()) > NOTE_LENGTH_LIMIT:
+        if _longer(message, NOTE_LENGTH_LIMIT):
             errs.append(
                 field.invalid(
-                    Path("message"), "", f"can have at most {NOTE_LENGTH_LIMIT} characters"
+                    _TEXT_PATHS["message"], "", f"can have at most {NOTE_LENGTH_LIMIT} characters"
                 )
             )
-    errs += [
-        field.invalid(Path("namespace"), namespace, m) for m in is_dns1123_subdomain(namespace)
-    ]
+    if bad := is_dns1123_subdomain(namespace):
+        errs += [field.invalid(_EVENT_NAMESPACE, namespace, m) for m in bad]
     return errs
 
 

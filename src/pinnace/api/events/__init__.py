@@ -50,7 +50,8 @@ _RENAMED = {
     "deprecatedLastTimestamp": "lastTimestamp",
     "deprecatedCount": "count",
 }
-_CORE_ONLY = frozenset(_RENAMED.values())
+_TO_CORE: dict[str, str | None] = {**dict.fromkeys(_RENAMED.values()), **_RENAMED}
+"""An events.k8s.io/v1 field's core/v1 name; None for core's own names, which v1 has not."""
 
 FIELD_LABELS = {
     "reason": "reason",
@@ -80,10 +81,9 @@ def to_core(event: Object) -> Object:
         "reportingInstance": "",
     }
     for key, value in event.items():
-        if key in _RENAMED:
-            core[_RENAMED[key]] = value
-        elif key not in _CORE_ONLY:
-            core[key] = value
+        name = _TO_CORE.get(key, key)
+        if name is not None:
+            core[name] = value
     if "apiVersion" in event:
         core["apiVersion"] = "v1"
     return core

@@ -128,8 +128,10 @@ def test_remembered_routes_follow_the_kinds_as_crds_come_change_and_go() -> None
     routes = Routes(kinds)
     path = "/apis/stable.example.com/v2/namespaces/dev/widgets/w"
 
-    def serve(*versions: str) -> None:
+    def serve(*versions: str, deleted: bool = False) -> None:
         definition = _widgets(*versions)
+        if deleted:
+            definition["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
         stored, others = served_kinds(definition)
         kinds.add("widgets.stable.example.com", stored, others, source=definition["spec"])
 
@@ -142,5 +144,8 @@ def test_remembered_routes_follow_the_kinds_as_crds_come_change_and_go() -> None
     found = routes.find(path)
     assert isinstance(found, ResourceTarget)
     assert found.conversion is not None and found.kind.version == "v1"
+    serve("v1", "v2", deleted=True)  # the same source, now terminating
+    found = routes.find(path)
+    assert isinstance(found, ResourceTarget) and found.kind.terminating
     kinds.remove("widgets.stable.example.com")
     assert routes.find(path) is None

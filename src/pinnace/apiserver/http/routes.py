@@ -90,19 +90,19 @@ ROUTES_REMEMBERED = 4096
 
 
 class Routes:
-    """`find` among one registry's kinds, remembered by path until its kinds change (its
-    generation moves): the controllers, kubelets and clients of a cluster ask of the same few
-    paths over and over, and a route is worked out from a path and the kinds served alone."""
+    """`find` among one registry's kinds, remembered by path until what it serves changes
+    (its `changes` move): the controllers, kubelets and clients of a cluster ask of the same
+    few paths over and over, and a route is worked out from a path and the kinds alone."""
 
     def __init__(self, kinds: KindRegistry, size: int = ROUTES_REMEMBERED) -> None:
         self._kinds = kinds
         self._size = size
-        self._generation = kinds.generation
+        self._changes = kinds.changes
         self._found: Remembered[Route] = Remembered(size)
 
     def find(self, path: str) -> Route | None:
-        if self._kinds.generation != self._generation:
-            self._generation = self._kinds.generation
+        if self._kinds.changes != self._changes:
+            self._changes = self._kinds.changes
             self._found = Remembered(self._size)
         found = self._found.get(path)
         if found is None:

@@ -28,8 +28,10 @@ async def call(
     query: bytes = b"",
     body: bytes = b"",
     content_type: str = "application/json",
+    accept: str = "",
 ) -> tuple[int, bytes]:
     headers = [(b"content-type", content_type.encode())] if body else []
+    headers += [(b"accept", accept.encode())] if accept else []
     scope = {"type": "http", "method": method, "path": path, "query_string": query}
     scope["headers"] = headers
     sent: list[dict[str, Any]] = []
@@ -150,6 +152,54 @@ def test_json_bodies_are_the_bytes_kube_apiserver_writes() -> None:
     assert namespace[1].endswith(b"}\n") and json.loads(namespace[1])["kind"] == "Namespace"
     # /version is WriteRawJSON's: indented, no final newline.
     assert version[1].startswith(b'{\n  "major": "1",\n') and version[1].endswith(b"\n}")
+
+
+def test_gets_answer_each_version_served_with_the_object_as_last_written() -> None:
+    """A GET's JSON is kept for the object until it is written again: each answer is the
+    object as stored now, at the version asked for, in the representation asked for."""
+    hpa_path = "/namespaces/default/horizontalpodautoscalers/web"
+    v1, v2 = "/apis/autoscaling/v1" + hpa_path, "/apis/autoscaling/v2" + hpa_path
+
+    def hpa(replicas: int) -> dict[str, Any]:
+        return {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "maxReplicas": replicas,
+            },
+        }
+
+    async def answers(app: APIApp) -> list[tuple[int, Any]]:
+        got = [await call(app, "GET", path) for path in (v1, v2, v1, v2)]
+        return [(code, json.loads(body)) for code, body in got]
+
+    async def scenario() -> None:
+        server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))
+        await bootstrap(server)
+        app = APIApp(server, Randomness(1))
+        hpas = catalog.kind("autoscaling", "horizontalpodautoscalers")
+        await server.create(hpas, "default", hpa(3))
+        first = await answers(app)
+        assert [(code, body["apiVersion"]) for code, body in first] == [
+            (200, "autoscaling/v1"),
+            (200, "autoscaling/v2"),
+        ] * 2
+        assert first[0][1]["spec"]["maxReplicas"] == first[1][1]["spec"]["maxReplicas"] == 3
+        stored = await server.get(hpas, "default", "web")
+        await server.update(hpas, "default", "web", {**stored, **hpa(5)})
+        assert [body["spec"]["maxReplicas"] for _, body in await answers(app)] == [5] * 4
+        yaml_code, yaml_body = await call(app, "GET", v2, accept="application/yaml")
+        assert yaml_code == 200 and yaml_body.startswith(b"apiVersion: autoscaling/v2\n")
+        await server.delete(hpas, "default", "web")
+        assert [code for code, _ in await answers(app)] == [404] * 4
+        await server.create(hpas, "default", hpa(7))
+        again = await answers(app)
+        assert [body["spec"]["maxReplicas"] for _, body in again] == [7] * 4
+        assert again[1][1]["metadata"]["uid"] != first[1][1]["metadata"]["uid"]
+
+    asyncio.run(scenario())
 
 
 def test_go_json_escapes_as_go_s_encoder_and_nothing_else() -> None:

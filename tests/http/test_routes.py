@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 
+from pinnace.api.apiextensions.custom import served_kinds
+from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.routes import Discovery, ResourceTarget, Route
+from pinnace.apiserver.http.routes import Discovery, ResourceTarget, Route, Routes
 
 
 def route(path: str) -> Route:
@@ -98,3 +100,52 @@ def test_paths_that_name_nothing_are_404(path: str) -> None:
         404,
         "the server could not find the requested resource",
     )
+
+
+def _widgets(*versions: str) -> dict[str, Any]:
+    """A CRD of namespaced Widgets served at `versions`, the first stored."""
+    return {
+        "metadata": {"name": "widgets.stable.example.com"},
+        "spec": {
+            "group": "stable.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": i == 0,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+                for i, version in enumerate(versions)
+            ],
+        },
+    }
+
+
+def test_remembered_routes_follow_the_kinds_as_crds_come_change_and_go() -> None:
+    kinds = KindRegistry()
+    routes = Routes(kinds)
+    path = "/apis/stable.example.com/v2/namespaces/dev/widgets/w"
+
+    def serve(*versions: str, deleted: bool = False) -> None:
+        definition = _widgets(*versions)
+        if deleted:
+            definition["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        stored, others = served_kinds(definition)
+        kinds.add("widgets.stable.example.com", stored, others, source=definition["spec"])
+
+    assert routes.find(path) is None
+    serve("v2")
+    found = routes.find(path)
+    assert isinstance(found, ResourceTarget) and found.conversion is None
+    assert routes.find(path) is found  # remembered
+    serve("v1", "v2")  # v2 now served, but stored at v1
+    found = routes.find(path)
+    assert isinstance(found, ResourceTarget)
+    assert found.conversion is not None and found.kind.version == "v1"
+    serve("v1", "v2", deleted=True)  # the same source, now terminating
+    found = routes.find(path)
+    assert isinstance(found, ResourceTarget) and found.kind.terminating
+    kinds.remove("widgets.stable.example.com")
+    assert routes.find(path) is None

@@ -38,6 +38,10 @@ class KindRegistry:
         self.generation = 0
         """Counts the changes of what is added: what is derived from it (the published
         OpenAPI documents) is made again when it moves."""
+        self.changes = 0
+        """Counts every add and remove, a kind replaced by one from the same source too (a
+        CRD being deleted is served terminating): a kind looked up here before (an HTTP
+        route) is the one served now for as long as this stays."""
 
     def add(
         self,
@@ -53,6 +57,7 @@ class KindRegistry:
         different source replace the previous ones, which are then gone."""
         previous = self._added.get(owner)
         self._added[owner] = _Added(stored, served, tuple(others), source)
+        self.changes += 1
         if previous is None or previous.source != source:
             self.generation += 1
         if previous is not None and previous.source != source:
@@ -62,6 +67,7 @@ class KindRegistry:
         previous = self._added.pop(owner, None)
         if previous is not None:
             self.generation += 1
+            self.changes += 1
             self._went(previous.stored)
 
     def _went(self, kind: Kind) -> None:

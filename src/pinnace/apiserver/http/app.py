@@ -16,6 +16,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest
 
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Remembered
 from pinnace.api.openapi.documents import PublishedDocuments
 from pinnace.api.status import StatusError
 from pinnace.apiserver import custom_metrics, metrics
@@ -39,7 +40,13 @@ from pinnace.apiserver.http.responses import (
     raw_json_response,
     status_response,
 )
-from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found
+from pinnace.apiserver.http.routes import (
+    ROUTES_REMEMBERED,
+    Discovery,
+    Routes,
+    method_not_allowed,
+    not_found,
+)
 from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.kubelets import Relayed
 from pinnace.apiserver.server import APIServer
@@ -141,6 +148,10 @@ class APIApp:
             cache=TokenCache(server.clock.now),
         )
         self.resources = ResourceHandler(server, generator, tokens, components)
+        self.routes = Routes(server.kinds)
+        self._resource_paths: Remembered[bool] = Remembered(ROUTES_REMEMBERED)
+        """Paths that name a resource, none of the paths served before the resources
+        (`_before_resources`): their requests go to the resources at once."""
         self.proxy_random = (rand or Randomness()).child("proxy").random
         """Picks the endpoint a services/proxy request goes to."""
         self._ending = asyncio.Event()
@@ -160,7 +171,7 @@ class APIApp:
         if scope["type"] != "http":
             return
         request = Request.from_scope(scope, receive)
-        request.kinds = self.server.kinds
+        request.routes = self.routes
         proxied = request.method in ("GET", "HEAD") and _is_node_proxy(request.path)
         if proxied and self.node_proxy is not None:
             await self.proxy_node(request, send, receive)
@@ -271,7 +282,7 @@ class APIApp:
         if not await ws.connect():
             return
         request = Request.from_scope({**scope, "method": "GET"}, receive)
-        request.kinds = self.server.kinds
+        request.routes = self.routes
         started, labels = self.server.clock.now(), request_labels(request)
         self.requests.streaming(labels, 1)  # long-running, as kube-apiserver counts it
         acting = None
@@ -299,6 +310,26 @@ class APIApp:
             self.requests.record(labels, ws.status, self.server.clock.now() - started)
 
     async def respond(self, request: Request) -> Response:
+        path = request.path
+        remembered = self._resource_paths.get(path)
+        if not remembered:
+            response = await self._before_resources(request)
+            if response is not None:
+                return response
+        target = request.route()
+        if isinstance(target, Discovery):
+            _only_get(request)
+            address = self.server_address or request.header("host")
+            kinds = self.served_kinds() + await custom_metrics.discovery_kinds(self.server)
+            return nonresource.discovery_document(target, request.header("accept"), address, kinds)
+        if not remembered and metrics_paths.route(path) is None:
+            self._resource_paths.put(path, True)  # a metrics API path: not while it is served
+        return await self.resources.handle(request, target)
+
+    async def _before_resources(self, request: Request) -> Response | None:
+        """The answer of a path served before the resources' (`/version`, health, OpenAPI,
+        metrics, proxies …, each decided by the path alone but for the metrics API, served
+        while a metrics source is registered); None for any other path."""
         path = request.path
         if path in ("/version", "/version/"):
             _only_get(request)
@@ -353,13 +384,7 @@ class APIApp:
         custom_target = custom_metric_paths.route(path)
         if custom_target is not None:
             return await custom_metric_paths.handle(self.server, request, custom_target)
-        target = request.route()
-        if isinstance(target, Discovery):
-            _only_get(request)
-            address = self.server_address or request.header("host")
-            kinds = self.served_kinds() + await custom_metrics.discovery_kinds(self.server)
-            return nonresource.discovery_document(target, request.header("accept"), address, kinds)
-        return await self.resources.handle(request, target)
+        return None
 
     async def _failing_checks(self, endpoint: str) -> dict[str, str]:
         """The checks of the health `endpoint` that fail now, with why: etcd's (and on /readyz

@@ -7,6 +7,7 @@ for patches and server-side apply).
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 
 from pinnace.api.options import WriteOptions
 from pinnace.apiserver.http.params import MAX_FIELD_MANAGER_LENGTH
@@ -25,4 +26,11 @@ def with_manager(options: WriteOptions, request: Request) -> WriteOptions:
     manager = manager_name(options.field_manager, request.header("user-agent"))
     if manager == options.field_manager:
         return options
+    return _managed(options, manager)
+
+
+@lru_cache(maxsize=256)
+def _managed(options: WriteOptions, manager: str) -> WriteOptions:
+    """Made once per options and manager: a client writes with the same ones again and
+    again, and `dataclasses.replace` takes longer than a look-up."""
     return dataclasses.replace(options, field_manager=manager)

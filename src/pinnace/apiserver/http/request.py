@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs
 
-from pinnace.api.registry import KindRegistry
 from pinnace.apiserver.auth import impersonation
 from pinnace.apiserver.http.bodies import Receive, parse_json, read_body
-from pinnace.apiserver.http.routes import Route, find, not_found
+from pinnace.apiserver.http.routes import Route, Routes, find, not_found
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.connections import Upgrade
@@ -44,9 +43,9 @@ class Request:
     None when the server cannot."""
     scope: dict[str, Any] = field(default_factory=dict, repr=False)
     """The ASGI scope it came in (its header lines, its TLS extension)."""
-    kinds: KindRegistry | None = field(default=None, repr=False)
-    """The kinds the server serves now (its custom resources' among them); None: the
-    catalog's."""
+    routes: Routes | None = field(default=None, repr=False)
+    """The routes among the kinds the server serves now (its custom resources' among them);
+    None: the catalog's."""
     impersonating: bool = False
     """Whether an Impersonate-* header came with it."""
     repeated: tuple[str, ...] = ()
@@ -83,7 +82,9 @@ class Request:
         """The discovery document or resource the path names (None: nothing served), worked
         out once: the handler and the request metrics both ask."""
         if not self._routed:
-            self._route, self._routed = find(self.path, self.kinds), True
+            routes = self.routes
+            found = find(self.path) if routes is None else routes.find(self.path)
+            self._route, self._routed = found, True
         return self._route
 
     def route(self) -> Route:

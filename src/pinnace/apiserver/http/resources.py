@@ -22,10 +22,11 @@ from pinnace.api.core.componentstatus import COMPONENT_STATUS, ComponentHealth, 
 from pinnace.api.decode import NO_REPEATS, Repeats, decode
 from pinnace.api.fieldselector import rename_field_labels
 from pinnace.api.kind import Kind
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, Remembered
 from pinnace.api.options import ListOptions, WriteOptions, parse_selectors
 from pinnace.api.patch import PatchType
 from pinnace.api.tables import IncludeObject
+from pinnace.api.versions import ServedVersion
 from pinnace.apiserver import binding, deletion
 from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.reviews import answer, review_token
@@ -72,6 +73,7 @@ class ResourceHandler:
         """Answers TokenReviews."""
         self.components = components
         """The checks behind ComponentStatuses; None: there are none to report."""
+        self._answers = _Answers()
 
     async def handle(self, request: Request, target: ResourceTarget) -> Response:
         """The answer, with the `Warning` of a deprecated custom resource version whatever
@@ -102,6 +104,12 @@ class ResourceHandler:
             return await self.list_or_watch(request, target, encoder)
         if verb == "get":
             version = params.first(request.query, "resourceVersion") or ""
+            if version in ("", "0") and encoder.plain_json:
+                remembered = self._answers.of(target)
+                body = await self.server.derived(
+                    target.kind, target.namespace, target.name, encoder.json, remembered, version
+                )
+                return Response(200, body)
             obj = await self.server.get(target.kind, target.namespace, target.name, version)
             return encoder.object(obj)
         if verb == "create":
@@ -281,6 +289,33 @@ def _written(encoder: Encoder, result: Result, validation: str, code: int) -> Re
     if validation != "Ignore":
         response.headers += warning_headers(result.warnings)
     return response
+
+
+GETS_REMEMBERED = 1024
+"""Objects whose JSON answer is kept, per kind and version served."""
+_VERSIONS_REMEMBERED = 256
+
+
+class _Answers:
+    """The JSON answers of GETs, per kind and version served, each kept until its object is
+    written again (`APIServer.derived`): an object read again unchanged (a kubelet's or a
+    controller's GET, `kubectl get` of one object) is neither unpacked from the store nor
+    encoded anew. Stored objects never change, and their answer depends on nothing else."""
+
+    def __init__(self) -> None:
+        self._by_version: dict[
+            tuple[int, int], tuple[Kind, ServedVersion | None, Remembered[tuple[int, bytes]]]
+        ] = {}
+
+    def of(self, target: ResourceTarget) -> Remembered[tuple[int, bytes]]:
+        key = (id(target.kind), id(target.conversion))
+        found = self._by_version.get(key)
+        if found is None:
+            if len(self._by_version) >= _VERSIONS_REMEMBERED:  # CRDs changed often
+                self._by_version.clear()
+            found = (target.kind, target.conversion, Remembered(GETS_REMEMBERED))
+            self._by_version[key] = found  # holds the kind and version: their ids stay theirs
+        return found[2]
 
 
 _COLLECTION_VERBS = {"GET": "list", "POST": "create", "DELETE": "deletecollection"}

@@ -152,6 +152,16 @@ class Encoder:
             raise self._not_that_partial("PartialObjectMetadataList", "is not a list", "")
         return self._encode(self.convert_object(obj), status)
 
+    @property
+    def plain_json(self) -> bool:
+        """Whether an object's answer is its JSON alone (`json`): it depends on nothing but
+        the object, the kind and the version served."""
+        return self.negotiated.output is Output.JSON
+
+    def json(self, obj: Object) -> bytes:
+        """The body `object` answers with `obj`, when `plain_json`."""
+        return encode_json(self.convert_object(obj))
+
     def list(self, listed: Object) -> Response:
         if self._partial(as_list=False):
             raise self._not_that_partial("PartialObjectMetadata", "is a list", "List")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Remembered
 from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError, path_not_found
 from pinnace.api.versions import ServedVersion
@@ -82,6 +83,33 @@ def find(path: str, kinds: KindRegistry | None = None) -> Route | None:
     if not rest:
         return Discovery(core=not group, group=group, version=version)
     return _resource(group, version, rest, kinds)
+
+
+ROUTES_REMEMBERED = 4096
+"""Paths whose routes `Routes` keeps (a path naming an object is as many as its objects)."""
+
+
+class Routes:
+    """`find` among one registry's kinds, remembered by path until what it serves changes
+    (its `changes` move): the controllers, kubelets and clients of a cluster ask of the same
+    few paths over and over, and a route is worked out from a path and the kinds alone."""
+
+    def __init__(self, kinds: KindRegistry, size: int = ROUTES_REMEMBERED) -> None:
+        self._kinds = kinds
+        self._size = size
+        self._changes = kinds.changes
+        self._found: Remembered[Route] = Remembered(size)
+
+    def find(self, path: str) -> Route | None:
+        if self._kinds.changes != self._changes:
+            self._changes = self._kinds.changes
+            self._found = Remembered(self._size)
+        found = self._found.get(path)
+        if found is None:
+            found = find(path, self._kinds)
+            if found is not None:
+                self._found.put(path, found)
+        return found
 
 
 _BUILT_IN = KindRegistry()

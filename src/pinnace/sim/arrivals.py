@@ -7,6 +7,8 @@ the draws as the simulated container's behaviour annotations (docs/nodes.md): it
 `sim.pinnace.dev/run-seconds`, its usage as `sim.pinnace.dev/<resource>` (cpu in millicores,
 memory and ephemeral-storage in bytes, pids a count). A create the API server refuses (a
 quota, say) is counted and the arrivals go on, as a client of a real cluster would carry on.
+After the first few, the arrivals are made in the form the API server's decoding gives, which it
+takes as it is (`_Arrivals`): the same objects stored, without decoding each again.
 """
 
 from __future__ import annotations

@@ -65,6 +65,20 @@ def test_a_pod_that_differs_in_what_is_read_has_a_shape_of_its_own() -> None:
         assert shape_key(other, is_model_annotation) != shape_key(base, is_model_annotation)
 
 
+def test_pods_given_with_one_spec_object_are_told_apart_by_what_else_is_read() -> None:
+    # The node agent's memos ask for the shape of one spec object several times (its
+    # informer's, shared by the versions of the pod it reads): the spec's text is made once,
+    # the annotations and the QoS class are read each time.
+    a = templated("a", "x7k2q")
+    annotated = {**a, "metadata": {**a["metadata"], "annotations": {"sim.pinnace.dev/memory": "1"}}}
+    guaranteed = {**a, "status": {"qosClass": "Guaranteed"}}
+    first = shape_key(a, is_model_annotation)
+    assert shape_key(annotated, is_model_annotation) != first
+    assert shape_key(guaranteed, is_model_annotation) != first
+    assert shape_key(annotated) == shape_key(a) == shape_key(templated("b", "m4z9p"))
+    assert shape_key(a, is_model_annotation) == first
+
+
 def test_a_memo_answers_each_shape_with_its_own_answer() -> None:
     memo: ShapeMemo[int] = ShapeMemo(8, is_model_annotation)
     calls: list[str] = []

@@ -37,6 +37,7 @@ NODE_PORTS = ("NodePorts", "node(s) didn't have free ports for the requested pod
 TAINT_TOLERATION = ("TaintToleration", "node(s) had untolerated taint")
 
 _OUT_OF = {CPU: "OutOfcpu", MEMORY: "OutOfmemory", EPHEMERAL_STORAGE: "OutOfephemeral-storage"}
+_ZERO = Quantity(0)
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ class NodeUsage:
     def _change(self, hold: Hold, sign: int) -> None:
         self.pods += sign
         for name, q in hold.requests:
-            total = self.requested.get(name, Quantity(0))
+            total = self.requested.get(name, _ZERO)
             self.requested[name] = total + q if sign > 0 else total - q
         for port in hold.host_ports:
             count = self.host_ports.get(port, 0) + sign
@@ -144,10 +145,9 @@ def _insufficient_resource(
             continue
         if name not in _OUT_OF and name not in allocatable:
             continue  # a cluster-level extended resource the node does not know
-        free = allocatable.get(name, Quantity(0)) - usage.requested.get(name, Quantity(0))
-        if wanted > free:
-            used = usage.requested.get(name, Quantity(0))
-            capacity = allocatable.get(name, Quantity(0))
+        used = usage.requested.get(name, _ZERO)
+        capacity = allocatable.get(name, _ZERO)
+        if wanted > capacity - used:
             amounts = [_amount(name, q) for q in (wanted, used, capacity)]
             return _OUT_OF.get(name, f"OutOf{name}"), _insufficient(name, *amounts)
     return None
@@ -205,7 +205,7 @@ def _allocatable(node: Mapping[str, Any]) -> tuple[Mapping[str, Quantity], int]:
     parsed = _allocatables.get(key) if key is not None else None
     if parsed is None:
         quantities = MappingProxyType({name: Quantity(q) for name, q in text.items()})
-        parsed = quantities, quantities.get(PODS, Quantity(0)).value()
+        parsed = quantities, quantities.get(PODS, _ZERO).value()
         if key is not None:
             _allocatables.put(key, parsed)
     return parsed

@@ -1,6 +1,6 @@
 """Pod shapes: what the node agent works out of a pod's spec, some of its annotations and its
 QoS class alone (its usage ceiling, its effective requests, its containers' cgroup settings and
-models) is worked out once for all the pods of a template, and remembered by the shape's text
+models) is worked out once for all the pods of a template, and remembered by the shape's texts
 (`shape_key`).
 
 The pods of a template differ in their names, uids and labels, which none of that reads, in
@@ -33,9 +33,9 @@ def no_annotations(name: str) -> bool:
 
 def shape_key(
     pod: Mapping[str, Any], annotations: AnnotationFilter = no_annotations
-) -> bytes | None:
-    """The plain JSON text of the pod's shape (None when it cannot be written): the
-    `annotations` it has, its spec but for its volumes, its containers' mounts and its node,
+) -> Hashable | None:
+    """The pod's shape (None when it cannot be written): the plain JSON text of the
+    `annotations` it has, of its spec but for its volumes, its containers' mounts and its node,
     and its status's QoS class. Two pods of one shape are alike to every function of it that
     reads no other annotation."""
     m, spec, status = pod.get("metadata"), pod.get("spec"), pod.get("status") or {}
@@ -43,6 +43,23 @@ def shape_key(
     if type(m) is not dict or type(spec) is not dict or type(status) is not dict:
         return None
     read = {k: v for k, v in (m.get("annotations") or {}).items() if annotations(k)}
+    read_text = plain_json(read) if read else b""
+    spec_text = _spec_text(spec)
+    if read_text is None or spec_text is None:
+        return None
+    return (read_text, spec_text, status.get("qosClass"))
+
+
+_last_spec: list[Any] = [None, None]
+"""The spec whose text `_spec_text` gave last, and that text: the node agent's memos each ask
+for the shape of the pod it admits and starts (the same spec object, as its informer gave it),
+and a spec read only is the same text until another object takes its place."""
+
+
+def _spec_text(spec: dict[str, Any]) -> bytes | None:
+    if _last_spec[0] is spec:
+        text: bytes | None = _last_spec[1]
+        return text
     shape = spec.copy()
     for name in _NOT_READ:
         shape.pop(name, None)
@@ -50,7 +67,9 @@ def shape_key(
         items = spec.get(kind)
         if type(items) is list:
             shape[kind] = [_unmounted(c) for c in items]
-    return plain_json((read, shape, status.get("qosClass")))
+    text = plain_json(shape)
+    _last_spec[:] = spec, text
+    return text
 
 
 def _unmounted(container: Any) -> Any:

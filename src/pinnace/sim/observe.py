@@ -260,8 +260,7 @@ class Observer:
             counted = (record.phase, record.node)
             self._update(record, pod)
             if (record.phase, record.node) != counted:  # else its counts stay as they are
-                self._count(record, *counted, -1)
-                self._account(record, 1)
+                self._move(record, *counted)
         self._note_pending(record)
 
     def _deleted(self, pod: Object) -> None:
@@ -342,10 +341,26 @@ class Observer:
         if record.deleted is not None:
             return
         self._phases[phase] += sign
-        if not node and phase not in FINISHED:
-            self._unscheduled += sign
-        if node and phase not in FINISHED:
+        if phase in FINISHED:
+            return
+        if node:
             self.ledger.charge(node, self._vector(record.shape), sign)
+        else:
+            self._unscheduled += sign
+
+    def _move(self, record: PodRecord, phase: str, node: str) -> None:
+        """Take the record out of the counts as in `phase` on `node` and count it as it is
+        now: the node's requests stay as they are when it holds them before and after (a
+        pod that starts running, most changes)."""
+        if record.deleted is not None:
+            return
+        held, holds = phase not in FINISHED, record.phase not in FINISHED
+        if node and node == record.node and held and holds:
+            self._phases[phase] -= 1
+            self._phases[record.phase] += 1
+            return
+        self._count(record, phase, node, -1)
+        self._account(record, 1)
 
     def _vector(self, shape: int) -> Amounts:
         cached = self._vectors.get(shape)

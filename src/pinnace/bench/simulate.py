@@ -8,8 +8,10 @@ agent and the pod garbage collector, as in `pinnace up`. `--scenario FILE` measu
 scenario instead, for its own `until`.
 
 Figures: simulated and wall seconds and their ratio (the speed-up), the pods created and their
-rate over wall time, and the process's peak resident memory (RSS). The report of the run is
-built but not written (`pinnace simulate` writes it); building it is timed with the rest.
+rate over wall time, the CPU time of the run (user and system, of this process: what to compare
+on a machine other work shares, where wall time is noise) and the pods per CPU second, and the
+process's peak resident memory (RSS). The report of the run is built but not written
+(`pinnace simulate` writes it); building it is timed with the rest.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def figures() -> tuple[Figure, ...]:
         Figure("wall_seconds", "wall time (s)"),
         Figure("speedup", "speed-up (simulated / wall)"),
         Figure("pods_per_second", "pods created per wall second"),
+        Figure("cpu_seconds", "CPU time, user and system (s)"),
+        Figure("pods_per_cpu_second", "pods created per CPU second"),
         Figure("rss_mib", "peak resident memory (MiB)"),
     )
 
@@ -74,11 +78,11 @@ def churn(nodes: int, pods: int, hours: float) -> Scenario:
 
 def run(scenario: Scenario) -> dict[str, Any]:
     nodes = len(scenario.cluster.nodes)
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), time.process_time()
     with Simulation(scenario) as sim:
         sim.advance()
         report = sim.finish()
-    wall = time.perf_counter() - began
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu_began
     simulated = report.summary["simulatedSeconds"]
     created = report.summary["pods"]["created"]
     return {
@@ -89,6 +93,8 @@ def run(scenario: Scenario) -> dict[str, Any]:
         "wall_seconds": round(wall, 2),
         "speedup": round(simulated / wall, 1) if wall > 0 else None,
         "pods_per_second": round(created / wall, 1) if wall > 0 else None,
+        "cpu_seconds": round(cpu, 2),
+        "pods_per_cpu_second": round(created / cpu, 1) if cpu > 0 else None,
         "rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 

@@ -233,13 +233,13 @@ def _count_signatures(cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch
     """[the number of tokens signed so far], kept up to date."""
     signed = [0]
     key = cluster.server.service_account_tokens.key
-    sign = key.sign
+    sign = key.sign_payload
 
-    def counted(token_claims: Any) -> str:
+    def counted(token_claims: str) -> str:
         signed[0] += 1
         return sign(token_claims)
 
-    monkeypatch.setattr(key, "sign", counted)
+    monkeypatch.setattr(key, "sign_payload", counted)
     return signed
 
 
@@ -257,7 +257,7 @@ def test_tokens_nobody_reads_are_not_signed(monkeypatch: pytest.MonkeyPatch) -> 
         cluster.close()
 
 
-# --- the simulated mode: a pod's first token is signed when read ------------------------------
+# --- a pod's first token is signed when read ------------------------------------------------
 
 
 VAULT = "/var/run/secrets/tokens/vault"
@@ -315,8 +315,13 @@ def test_a_first_token_read_has_the_claims_the_live_mode_gives(
         assert simulated[1]["aud"] == ["vault"]
 
 
-def test_a_first_token_is_signed_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    cluster = _cluster(True)
+@pytest.mark.parametrize("simulated", [True, False])
+def test_a_first_token_is_signed_when_read(
+    simulated: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the live mode too: the kubelet asks for it as it sets the volume up, and the API
+    server in process grants it, signed when read."""
+    cluster = _cluster(simulated)
     try:
         signed = _count_signatures(cluster, monkeypatch)
         cluster.run(cluster.client.create(PODS, "default", reader("first", "sleep 9999")))

@@ -166,6 +166,50 @@ def test_the_recorder_samples_usage_requests_the_queue_and_oom_kills() -> None:
     assert web is not None and web["desired"][-1] == 2 and web["ready"][-1] == 2
 
 
+def test_evictions_are_counted_from_their_events_and_their_counts() -> None:
+    events = catalog.kind("", "events")
+
+    def event(name: str, reason: str, count: int) -> dict[str, Any]:
+        involved = {"kind": "Pod", "namespace": "default", "name": name}
+        return {
+            "metadata": {"name": f"{name}.{reason.lower()}"},
+            "involvedObject": involved,
+            "reason": reason,
+            "message": reason,
+            "type": "Warning",
+            "count": count,
+            "source": {"component": "test"},
+        }
+
+    async def scenario() -> list[float]:
+        history = UsageHistory(resolution=10, window=600, object_window=300)
+        options = ClusterOptions(nodes=node_configs(1), usage_history=history)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        client = plane.client()
+        await asyncio.sleep(10)
+        for name, reason, count in (
+            ("a", "Evicted", 1),
+            ("b", "TaintManagerEviction", 1),
+            ("c", "Preempted", 2),
+            ("d", "Killing", 5),  # not an eviction
+        ):
+            await client.create(events, "default", event(name, reason, count))
+        await asyncio.sleep(10)
+        evicted = await client.get(events, "default", "a.evicted")
+        await client.update(events, evicted | {"count": 4})  # seen 3 times more
+        killing = await client.get(events, "default", "d.killing")
+        await client.update(events, killing | {"count": 9})
+        await asyncio.sleep(15)
+        await plane.stop()
+        return [v for v in history.cluster_series()["evictions"] if v is not None]
+
+    with VirtualClock() as clock:
+        counted = clock.run(scenario())
+    assert sum(counted) == 1 + 1 + 2 + 3
+    assert [v for v in counted if v] == [4, 3]
+
+
 def test_the_dashboard_serves_the_history() -> None:
     async def scenario() -> list[tuple[int, Any]]:
         plane = ControlPlane(MemoryStore(), clock, ClusterOptions(nodes=node_configs(1)))

@@ -28,7 +28,12 @@ from pinnace.api.decode import as_decoded, decode
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
-from pinnace.apiserver.auth.tokens import EXPIRATION_EXTENSION, WARN_ONLY_EXPIRATION, Bound
+from pinnace.apiserver.auth.tokens import (
+    EXPIRATION_EXTENSION,
+    WARN_ONLY_EXPIRATION,
+    Bound,
+    payload,
+)
 from pinnace.apiserver.server import Result
 from pinnace.clock.rfc3339 import format_time
 
@@ -154,7 +159,8 @@ async def grant_token(
         "token": "",
         "expirationTimestamp": format_time(now + spec["expirationSeconds"]),
     }
-    return Grant(request, warnings, functools.partial(tokens.key.sign, claims))
+    # Encoded now: a grant signed when read keeps the string, not the claims' dicts.
+    return Grant(request, warnings, functools.partial(tokens.key.sign_payload, payload(claims)))
 
 
 async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> Bound:

@@ -215,6 +215,8 @@ class NodeAgentPool:
         agent.sources_followed = functools.partial(self._followed_by, config.name)
         agent.node_lease.write_renewals = agent.post_unchanged_status = not self.simulated
         agent.token_manager.defer = self.simulated
+        # Its client is in process: the live mode's first tokens are granted, signed when read.
+        agent.token_manager.sign_when_read = not self.process and not self.simulated
         return agent
 
     async def start(self) -> None:

@@ -30,6 +30,14 @@ the v1.32 kubelet's mount waits for its answer, so the volume is set up with a s
 whose answer has the volume set up again), and a refusal fails that mount, retried with the
 live mode's back-off. The token is signed when a container is about to read the pod's files
 (`files_stale`). docs/simulation.md says what this leaves out.
+
+In the live mode, the nodes of `pinnace up`'s own process (`sign_when_read`) ask for a pod's
+first token in process as the kubelet asks, a task whose answer has the volume set up again,
+but are granted it (`Client.grant_token`) rather than given it signed: the volume is set up with
+the stand-in, signed when a container is about to read the pod's files, as above (its
+refreshes are asked for signed). The claims, and so the token's text but for its signature
+(ES256's is drawn afresh at each signing), are the API server's answer's, and nothing else
+reads a pod's token: a start of thousands of pods signs only the tokens read.
 """
 
 from __future__ import annotations
@@ -111,6 +119,9 @@ class TokenManager:
         self._tokens: dict[TokenKey, _Token] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.defer = False
+        self.sign_when_read = False
+        """Ask for tokens granted (`Client.grant_token`: the client is in process), signed
+        when read (the live mode's nodes of the API server's own process)."""
         """Account for the refreshes nobody observes, asking for them when read, and have the
         first tokens signed when read (the simulated mode, while the node reaches the API
         server)."""
@@ -217,8 +228,14 @@ class TokenManager:
         namespace, account, _, uid, _, _ = key
         body = _token_request(key)
         try:
-            answer = await self.client.request_token(namespace, account, body)
-            self._answered(key, entry, answer["status"]["token"], answer)
+            if self.sign_when_read and not entry.token:  # the first
+                grant = await self.client.grant_token(namespace, account, body)
+                self._answered(key, entry, UNSIGNED, grant.request)
+                entry.unsigned = functools.cache(grant.sign)
+                self._unseen.add(uid)
+            else:
+                answer = await self.client.request_token(namespace, account, body)
+                self._answered(key, entry, answer["status"]["token"], answer)
         except StatusError as e:
             self._refused(entry, e)
         finally:

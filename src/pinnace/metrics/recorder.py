@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 USED = ("cpu_used", "memory_used", "pods_running")
 NODES_PER_SLICE = 50
 PACE = 4
-EVICTION_REASONS = frozenset({"Evicted", "TaintManagerEviction", "Preempted"})
+EVICTION_REASONS = ("Evicted", "TaintManagerEviction", "Preempted")
 WORKLOADS = {
     "deployments": catalog.kind("apps", "deployments"),
     "statefulsets": catalog.kind("apps", "statefulsets"),
@@ -123,8 +123,14 @@ class HistoryRecorder:
         self.agent_nodes = Informer(client, NODES, label_selector=AGENT_LABEL)
         self.scheduler = scheduler
         self.oom_kills = oom_kills
-        self.events = Informer(client, EVENT, namespace_index=False)
-        self.events.add_event_handler(self._event_added, self._event_updated)
+        # One field-selected watch a reason: the recorder keeps and hears of evictions'
+        # Events only, not the cluster's every Event (three a pod started, at least).
+        self.evictions = [
+            Informer(client, EVENT, field_selector=f"reason={reason}", namespace_index=False)
+            for reason in EVICTION_REASONS
+        ]
+        for informer in self.evictions:
+            informer.add_event_handler(self._event_added, self._event_updated)
         self.workloads = {kind: Informer(client, k) for kind, k in WORKLOADS.items()}
         self.vpas = Informer(client, VPAS)
         self._evictions = 0
@@ -150,7 +156,7 @@ class HistoryRecorder:
 
     def _informers(self) -> list[Informer]:
         agents = [self.agent_nodes] if self.scrape is not None else []
-        return [self.events, self.vpas, *self.workloads.values(), *agents]
+        return [*self.evictions, self.vpas, *self.workloads.values(), *agents]
 
     async def _sample_every_resolution(self) -> None:
         """A sample every `resolution` seconds; when one takes longer than a quarter of that
@@ -270,12 +276,10 @@ class HistoryRecorder:
         return sum(n for (result, _), n in attempts.items() if result == "scheduled")
 
     def _event_added(self, event: Object) -> None:
-        if event.get("reason") in EVICTION_REASONS:
-            self._evictions += _count(event)
+        self._evictions += _count(event)
 
     def _event_updated(self, old: Object, new: Object) -> None:
-        if new.get("reason") in EVICTION_REASONS:
-            self._evictions += max(0, _count(new) - _count(old))
+        self._evictions += max(0, _count(new) - _count(old))
 
 
 Shape = tuple[tuple[str, int], ...]

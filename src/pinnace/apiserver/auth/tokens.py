@@ -132,8 +132,13 @@ class SigningKey:
         )
 
     def sign(self, claims: Mapping[str, Any]) -> str:
+        return self.sign_payload(payload(claims))
+
+    def sign_payload(self, claims: str) -> str:
+        """The token of claims already encoded as its second part (`payload`): what a token
+        granted and not yet signed keeps, a string smaller than the claims' dicts."""
         header = _b64(_json({"alg": "ES256", "kid": self.key_id}))
-        signed = f"{header}.{_b64(_json(claims))}"
+        signed = f"{header}.{claims}"
         r, s = decode_dss_signature(self._key.sign(signed.encode(), ec.ECDSA(hashes.SHA256())))
         return f"{signed}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 
@@ -152,6 +157,11 @@ class SigningKey:
             self._public.verify(der, signed.encode(), ec.ECDSA(hashes.SHA256()))
         except InvalidSignature:
             raise TokenError(BAD_SIGNATURE) from None
+
+
+def payload(claims: Mapping[str, Any]) -> str:
+    """The claims as a JWS's second part: their JSON, base64url-encoded."""
+    return _b64(_json(claims))
 
 
 def _ref(obj: Mapping[str, Any]) -> dict[str, str]:

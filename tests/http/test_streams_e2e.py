@@ -265,6 +265,14 @@ def test_kubectl_run_i_gives_the_containers_command_its_stdin(cluster: Cluster) 
     assert cluster.ok("logs", "kept") == "ready\ngot hello\n2\n"
     assert cluster.ok("get", "pod", "kept", "-o=jsonpath={.status.phase}") == "Failed"
     cluster.ok("delete", "pod", "kept", "--wait=false")
+    # a line it prints after a pause, before it reads, is printed once (kubectl attaches
+    # before the pause ends)
+    cluster.kubectl(
+        "run", "-i", "--restart=Never", "--image=busybox", "paused", "--", "sh", "-c",
+        "echo first; sleep 3; echo later; read x; echo got $x", stdin="hi\n",
+    )  # fmt: skip
+    assert cluster.ok("logs", "paused") == "first\nlater\ngot hi\n"
+    cluster.ok("delete", "pod", "paused", "--wait=false")
 
 
 def test_kubectl_run_i_with_a_shell_ends_the_container_as_the_shell_ends(cluster: Cluster) -> None:

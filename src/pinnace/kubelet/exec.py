@@ -97,6 +97,8 @@ class Attached:
     """Its stdin closes when the first attach that gave it input ends (`stdinOnce`)."""
     end: Callable[[int], None] = lambda exit_code: None
     """Ends the container's command with that exit code."""
+    hold: Callable[[], None] = lambda: None
+    """Stops the container's own planned printing (`ContainerRuntime.hold_output`)."""
 
 
 async def run_exec(
@@ -176,8 +178,10 @@ async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, c
 async def _feed(attached: Attached, script: str, io: StreamIO, clock: Clock) -> None:
     """The container's command waits on its stdin: it reads what the attach sends, to its
     end, as its input. It runs again with that input, printing into the container's log what
-    follows the lines it printed before it waited; with stdinOnce the command then ends."""
+    follows the lines it printed before it waited (what it would have printed from then on by
+    its own plan is that run's to print, once); with stdinOnce the command then ends."""
     data = (await _read_all(io)).decode(errors="surrogateescape")
+    attached.hold()
     log = _Log(attached.run, clock, len(attached.run.log))
     output = _Output(log, clock, False)
     status = await _command(ExecShell(attached.context, output.sink, data), output, script)

@@ -259,6 +259,12 @@ class ContainerRuntime(ABC):
         processes end by themselves)."""
 
     @abstractmethod
+    def hold_output(self, container_id: str) -> None:
+        """The running container prints nothing more by its own plan: a simulated command that
+        waited on its stdin is run again with the input an attach gave it, and that run prints
+        the rest (a runtime of real processes has nothing to hold)."""
+
+    @abstractmethod
     def remove_container(self, container_id: str) -> None:
         """Forget an exited container (its log goes with it); stop it first if running."""
 
@@ -509,6 +515,11 @@ class SimulatedRuntime(ContainerRuntime):
 
     def exit_container(self, container_id: str, exit_code: int) -> None:
         self._exit(container_key(container_id), exit_code)
+
+    def hold_output(self, container_id: str) -> None:
+        later = self._later.pop(container_key(container_id), None)
+        if later is not None:
+            later[0].cancel()
 
     def remove_container(self, container_id: str) -> None:
         key = container_key(container_id)

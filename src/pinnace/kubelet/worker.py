@@ -933,8 +933,15 @@ class PodWorker:
                 except ConfigError:
                     return None
                 argv = expand_command(container_argv(pod, name), context.environment)
-                end = functools.partial(self.host.runtime.exit_container, c.current.id)
-                return Attached(c.current, argv, context, bool(spec.get("stdinOnce")), end)
+                runtime, current = self.host.runtime, c.current.id
+                return Attached(
+                    c.current,
+                    argv,
+                    context,
+                    bool(spec.get("stdinOnce")),
+                    functools.partial(runtime.exit_container, current),
+                    functools.partial(runtime.hold_output, current),
+                )
         return None
 
     def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:

@@ -796,25 +796,27 @@ def _always_true(condition: list[AndOr]) -> bool:
     )
 
 
-def _simple_commands(commands: list[AndOr]) -> Iterator[Simple]:
+def _simple_commands(commands: list[AndOr], input_only: bool = False) -> Iterator[Simple]:
+    """The simple commands of a script, inside its loops, ifs and pipelines; `input_only`: only
+    those whose input is the shell's (not after a pipe, nor with a `<`)."""
     for and_or in commands:
         for _, command in and_or:
-            yield from _simple_commands_of(command)
+            yield from _simple_commands_of(command, input_only)
 
 
-def _simple_commands_of(command: Command) -> Iterator[Simple]:
+def _simple_commands_of(command: Command, input_only: bool) -> Iterator[Simple]:
     if isinstance(command, Loop):
-        yield from _simple_commands(command.condition)
-        yield from _simple_commands(command.body)
+        yield from _simple_commands(command.condition, input_only)
+        yield from _simple_commands(command.body, input_only)
     elif isinstance(command, If):
         for condition, body in command.branches:
-            yield from _simple_commands(condition)
-            yield from _simple_commands(body)
-        yield from _simple_commands(command.otherwise)
+            yield from _simple_commands(condition, input_only)
+            yield from _simple_commands(body, input_only)
+        yield from _simple_commands(command.otherwise, input_only)
     elif isinstance(command, Pipeline):
-        for inner in command.commands:
-            yield from _simple_commands_of(inner)
-    else:
+        for inner in command.commands[:1] if input_only else command.commands:
+            yield from _simple_commands_of(inner, input_only)
+    elif not input_only or all(op.lstrip("0123456789") != "<" for op, _ in command.redirections):
         yield command
 
 
@@ -826,11 +828,17 @@ def _assignment_name(word: Word) -> str:
     return found.group(1) if found else ""
 
 
-def _name(command: Simple) -> str:
-    """The program a command runs, when its first word is a plain literal."""
+def _program_words(command: Simple) -> list[Word]:
+    """A command's words from its program on: those of its leading assignments left out."""
     words = command.words
     while words and _assignment_name(words[0]):
         words = words[1:]
+    return words
+
+
+def _name(command: Simple) -> str:
+    """The program a command runs, when its first word is a plain literal."""
+    words = _program_words(command)
     first = words[0] if words else []
     if not words:
         return "="
@@ -846,35 +854,12 @@ def reads_stdin(script: str) -> bool:
         commands = parse(script)
     except NotUnderstood:
         return False
-    for command in _input_commands(commands):
-        words = command.words
-        while words and _assignment_name(words[0]):
-            words = words[1:]
-        args = [_literal(word) for word in words[1:]]
+    for command in _simple_commands(commands, input_only=True):
+        args = [_literal(word) for word in _program_words(command)[1:]]
         reads = _INPUT_READERS.get(_name(command))
         if reads is not None and reads(args):
             return True
     return False
-
-
-def _input_commands(commands: list[AndOr]) -> Iterator[Simple]:
-    """The simple commands whose input is the shell's: not those after a pipe or with `<`."""
-    for and_or in commands:
-        for _, command in and_or:
-            if isinstance(command, Pipeline):
-                command = command.commands[0]
-            if isinstance(command, Loop):
-                yield from _input_commands(command.condition)
-                yield from _input_commands(command.body)
-            elif isinstance(command, If):
-                for condition, body in command.branches:
-                    yield from _input_commands(condition)
-                    yield from _input_commands(body)
-                yield from _input_commands(command.otherwise)
-            elif isinstance(command, Simple) and all(
-                op.lstrip("0123456789") != "<" for op, _ in command.redirections
-            ):
-                yield command
 
 
 def _literal(word: Word) -> str:

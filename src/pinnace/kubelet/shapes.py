@@ -33,9 +33,9 @@ def no_annotations(name: str) -> bool:
 
 def shape_key(
     pod: Mapping[str, Any], annotations: AnnotationFilter = no_annotations
-) -> Hashable | None:
-    """The pod's shape (None when it cannot be written): the plain JSON text of the
-    `annotations` it has, of its spec but for its volumes, its containers' mounts and its node,
+) -> bytes | None:
+    """The plain JSON text of the pod's shape (None when it cannot be written): the
+    `annotations` it has, its spec but for its volumes, its containers' mounts and its node,
     and its status's QoS class. Two pods of one shape are alike to every function of it that
     reads no other annotation."""
     m, spec, status = pod.get("metadata"), pod.get("spec"), pod.get("status") or {}
@@ -43,23 +43,6 @@ def shape_key(
     if type(m) is not dict or type(spec) is not dict or type(status) is not dict:
         return None
     read = {k: v for k, v in (m.get("annotations") or {}).items() if annotations(k)}
-    read_text = plain_json(read) if read else b""
-    spec_text = _spec_text(spec)
-    if read_text is None or spec_text is None:
-        return None
-    return (read_text, spec_text, status.get("qosClass"))
-
-
-_last_spec: list[Any] = [None, None]
-"""The spec whose text `_spec_text` gave last, and that text: the node agent's memos each ask
-for the shape of the pod it admits and starts (the same spec object, as its informer gave it),
-and a spec read only is the same text until another object takes its place."""
-
-
-def _spec_text(spec: dict[str, Any]) -> bytes | None:
-    if _last_spec[0] is spec:
-        text: bytes | None = _last_spec[1]
-        return text
     shape = spec.copy()
     for name in _NOT_READ:
         shape.pop(name, None)
@@ -67,9 +50,7 @@ def _spec_text(spec: dict[str, Any]) -> bytes | None:
         items = spec.get(kind)
         if type(items) is list:
             shape[kind] = [_unmounted(c) for c in items]
-    text = plain_json(shape)
-    _last_spec[:] = spec, text
-    return text
+    return plain_json((read, shape, status.get("qosClass")))
 
 
 def _unmounted(container: Any) -> Any:

@@ -1,6 +1,6 @@
 """Pod shapes: what the node agent works out of a pod's spec, some of its annotations and its
 QoS class alone (its usage ceiling, its effective requests, its containers' cgroup settings and
-models) is worked out once for all the pods of a template, and remembered by the shape's texts
+models) is worked out once for all the pods of a template, and remembered by the shape's text
 (`shape_key`).
 
 The pods of a template differ in their names, uids and labels, which none of that reads, in

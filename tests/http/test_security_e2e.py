@@ -544,3 +544,25 @@ def test_struct_values_in_rbac_and_review_errors_read_as_go_prints_them(secure: 
         'authorization.NonResourceAttributes{Path:"/healthz", Verb:"get"}: cannot be specified '
         "in combination with resourceAttributes\n"
     )
+
+
+def test_a_pods_own_token_logs_in_as_its_account_and_dies_with_the_pod(secure: Cluster) -> None:
+    # The kubelet's projected token as a container reads it (on pinnace up's own nodes it is
+    # granted in process and signed when first read): kube-apiserver takes it for the pod's
+    # ServiceAccount, bound to the pod, until the pod is gone.
+    node = secure.ok("get", "nodes", "-o", "jsonpath={.items[0].metadata.name}")
+    overrides = json.dumps({"spec": {"nodeName": node}})
+    secure.ok("run", "holder", "--image=busybox", f"--overrides={overrides}", "--", "sleep", "1d")
+    secure.ok("wait", "--for=condition=Ready", "pod/holder", "--timeout=30s")
+    path = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    token = secure.ok("exec", "holder", "--", "cat", path)
+    assert token == secure.ok("exec", "holder", "--", "cat", path)  # the same once signed
+    uid = secure.ok("get", "pod", "holder", "-o", "jsonpath={.metadata.uid}")
+    whoami = json.loads(as_token(secure, token, "auth", "whoami", "-o", "json").stdout)
+    info = whoami["status"]["userInfo"]
+    assert info["username"] == "system:serviceaccount:default:default"
+    assert info["extra"]["authentication.kubernetes.io/pod-name"] == ["holder"]
+    assert info["extra"]["authentication.kubernetes.io/pod-uid"] == [uid]
+    secure.ok("delete", "pod", "holder", "--grace-period=0", "--force")
+    gone = eventually(lambda: refused(secure, token, "auth", "whoami"))  # kept 10 s
+    assert gone.strip() == "error: You must be logged in to the server (Unauthorized)"

@@ -4,6 +4,7 @@ user would make them with openssl."""
 from __future__ import annotations
 
 import base64
+import datetime
 import ipaddress
 from typing import Any
 
@@ -73,3 +74,21 @@ def condition(obj: dict[str, Any], kind: str, reason: str = "ByTest") -> dict[st
         {"type": kind, "status": "True", "reason": reason, "message": f"{kind} by the test"}
     )
     return obj
+
+
+def a_certificate() -> bytes:
+    """A PEM certificate, as a signer writes one."""
+    private = key()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "signed")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(private.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(private, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM)

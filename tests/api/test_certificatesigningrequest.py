@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import base64
 import copy
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.csr_requests import CLIENT, condition, csr, pem_request
+from tests.csr_requests import CLIENT, a_certificate, condition, csr, pem_request
 
 from pinnace.api import catalog
 from pinnace.api.certificates.csr import CERTIFICATE_SIGNING_REQUEST as CSR
 from pinnace.api.fieldselector import field_set
 from pinnace.api.tables import PRINTERS
-from pinnace.apiserver.auth import certs
 
 REQUEST = pem_request("jane", ("devs",))
 
@@ -134,7 +131,7 @@ def test_approved_and_denied_are_exclusive_and_never_removed() -> None:
 
 def test_status_writes_set_the_certificate_once_and_keep_the_approval() -> None:
     approved, _ = approval(stored(), "Approved")
-    pem = pem_certificate()
+    pem = a_certificate()
     new = copy.deepcopy(approved)
     new["status"]["certificate"] = base64.b64encode(pem).decode()
     new["status"]["conditions"][0]["message"] = "rewritten"  # a signer cannot reword it
@@ -169,12 +166,6 @@ def test_status_writes_set_the_certificate_once_and_keep_the_approval() -> None:
         'status.certificate: Invalid value: "<certificate data>": must contain at least one '
         "CERTIFICATE PEM block"
     ]
-
-
-def pem_certificate() -> bytes:
-    """A real certificate, as a signer writes one."""
-    with tempfile.TemporaryDirectory() as directory:
-        return certs.ensure_ca(Path(directory)).cert.read_bytes()
 
 
 @pytest.mark.parametrize(

@@ -139,15 +139,13 @@ class CertificateAuthority:
         start = datetime.datetime.fromtimestamp(now, datetime.UTC)
         not_before = start - datetime.timedelta(seconds=BACKDATE)
         lasts = ttl if ttl < SHORT else ttl - BACKDATE
-        not_after = min(
-            start + datetime.timedelta(seconds=lasts), self.certificate.not_valid_after_utc
-        )
-        if (
-            not_before >= self.certificate.not_valid_after_utc
-            or start >= self.certificate.not_valid_after_utc
-        ):
+        ca_not_after = self.certificate.not_valid_after_utc
+        not_after = min(start + datetime.timedelta(seconds=lasts), ca_not_after)
+        if not_before >= ca_not_after:
+            raise SigningError(f"the signer has expired: NotAfter={ca_not_after}")
+        if start >= ca_not_after:
             raise SigningError(
-                f"the signer has expired: NotAfter={self.certificate.not_valid_after_utc}"
+                f"refusing to sign a certificate that expired in the past: NotAfter={ca_not_after}"
             )
         builder = (
             x509.CertificateBuilder()

@@ -20,6 +20,7 @@ from urllib.parse import quote, urlencode
 from prometheus_client import CollectorRegistry
 
 from pinnace.api import catalog
+from pinnace.api.authorization.reviews import SUBJECT_ACCESS_REVIEW
 from pinnace.api.core.componentstatus import ComponentHealth
 from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
@@ -31,8 +32,10 @@ from pinnace.apiserver.admission.pod_security_levels import (
     Configuration as PodSecurityConfiguration,
 )
 from pinnace.apiserver.agent_summaries import AgentSummaries
+from pinnace.apiserver.auth.reviews import answer
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER, service_account_issuer
+from pinnace.apiserver.auth.user import ANONYMOUS_USER
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.component_checks import (
     CONTROLLER_MANAGER_PORT,
@@ -60,7 +63,10 @@ from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.client.mapper import KindMapper, RegistryMapper
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
+from pinnace.controllers.certificates import CertificateControllers
 from pinnace.controllers.controller_utils import pods_on_nodes
+from pinnace.controllers.csr_approving import AccessReview, reviewed_by
+from pinnace.controllers.csr_signing import ClusterSigning
 from pinnace.controllers.customresourcedefinitions import CustomResourceDefinitions
 from pinnace.controllers.hpa import PodMetricsLister
 from pinnace.controllers.namespace import NamespaceController
@@ -160,6 +166,10 @@ class ClusterOptions:
     root_ca: str = ""
     """The cluster's CA certificate (PEM), which every namespace's kube-root-ca.crt ConfigMap
     publishes; empty: one made from the seed (`rootcacertpublisher.self_signed_ca`)."""
+    cluster_signing: ClusterSigning = field(default_factory=ClusterSigning)
+    """The CA the csrsigning controller signs CertificateSigningRequests with
+    (--cluster-signing-cert-file and -key-file; `pinnace up --tls` gives the cluster CA), and
+    --cluster-signing-duration; without a CA no request is signed."""
     features: FeatureGates = field(default_factory=FeatureGates)
     """The feature gates every component is started with (`--feature-gates`)."""
     pod_security: PodSecurityConfiguration = field(default_factory=PodSecurityConfiguration)
@@ -215,6 +225,7 @@ class ControllerManager:
         heartbeats: NodeHeartbeats | None = None,
         history: PodHistory | None = None,
         bound_pods: Informer | None = None,
+        access_review: AccessReview | None = None,
     ) -> None:
         pods = bound_pods if bound_pods is not None else pods_on_nodes(client())
         self.node_lifecycle = NodeLifecycleController(
@@ -223,6 +234,10 @@ class ControllerManager:
         self.taint_eviction = TaintEvictionController(client(), pods)
         self.workloads = WorkloadControllers(
             client(), pod_metrics, options.workloads, custom_metrics, mapper
+        )
+        certificates = client()
+        self.certificates = CertificateControllers(
+            certificates, options.cluster_signing, access_review or reviewed_by(certificates)
         )
         self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
         if options.vertical_pod_autoscaler is not None:
@@ -238,7 +253,13 @@ class ControllerManager:
     def components(self) -> list[Component]:
         """In the order they start."""
         optional = [] if self.vertical_pod_autoscaler is None else [self.vertical_pod_autoscaler]
-        return [self.node_lifecycle, self.taint_eviction, self.workloads, *optional]
+        return [
+            self.node_lifecycle,
+            self.taint_eviction,
+            self.workloads,
+            self.certificates,
+            *optional,
+        ]
 
 
 class ControlPlane:
@@ -336,6 +357,7 @@ class ControlPlane:
         self.taint_eviction: TaintEvictionController | None = None
         self.workloads: WorkloadControllers | None = None
         self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
+        self.certificates: CertificateControllers | None = None
         self.history: UsageHistory | None = options.usage_history
         vpa = options.vertical_pod_autoscaler
         if self.history is None and (
@@ -352,11 +374,13 @@ class ControlPlane:
                 heartbeats=self.nodes if options.simulated else None,
                 history=None if self.history is None else self.pod_history,
                 bound_pods=bound_pods,
+                access_review=self._access_review,
             )
             self.node_lifecycle = manager.node_lifecycle
             self.taint_eviction = manager.taint_eviction
             self.workloads = manager.workloads
             self.vertical_pod_autoscaler = manager.vertical_pod_autoscaler
+            self.certificates = manager.certificates
         self.cluster_autoscaler: ClusterAutoscaler | None = None
         if options.cluster_autoscaler is not None:
             self.cluster_autoscaler = ClusterAutoscaler(
@@ -509,6 +533,14 @@ class ControlPlane:
         to forget those gone."""
         return Informer(self.client(), catalog.kind("", "nodes"), label_selector=AGENT_LABEL)
 
+    async def _access_review(self, spec: Object) -> bool:
+        """A SubjectAccessReview answered by the API server's authorizer, in process."""
+        review = {"spec": spec}
+        answered = await answer(
+            self.server.authorizer, SUBJECT_ACCESS_REVIEW, "", review, ANONYMOUS_USER
+        )
+        return bool(answered["status"]["allowed"])
+
     def _served_kinds(self) -> tuple[Kind, ...]:
         """The catalog's kinds and those of the API server's established CRDs."""
         return catalog.kinds() + self.server.kinds.added_kinds()
@@ -524,6 +556,7 @@ class ControlPlane:
             self.taint_eviction,
             self.scheduler,
             self.workloads,
+            self.certificates,
             self.cluster_autoscaler,
             self.vertical_pod_autoscaler,
             self.kube_state,

@@ -303,6 +303,7 @@ def test_every_served_group_in_kube_apiserver_order() -> None:
         "authorization.k8s.io",
         "autoscaling",
         "batch",
+        "certificates.k8s.io",
         "networking.k8s.io",
         "policy",
         "rbac.authorization.k8s.io",
@@ -364,6 +365,21 @@ def test_networking_resources_as_v1_32_lists_them() -> None:
     assert resources["networkpolicies"]["shortNames"] == ["netpol"]
     assert resources["ingressclasses"]["namespaced"] is False
     assert resources["ingresses/status"]["verbs"] == STATUS_VERBS
+
+
+def test_certificates_resources_as_v1_32_lists_them() -> None:
+    doc = discovery.api_resource_list("certificates.k8s.io", "v1")
+    assert doc is not None
+    resources = by_name(doc)
+    assert list(resources) == [
+        "certificatesigningrequests",
+        "certificatesigningrequests/approval",
+        "certificatesigningrequests/status",
+    ]
+    csrs = resources["certificatesigningrequests"]
+    assert (csrs["shortNames"], csrs["namespaced"]) == (["csr"], False)
+    assert resources["certificatesigningrequests/approval"]["verbs"] == STATUS_VERBS
+    assert resources["certificatesigningrequests/status"]["verbs"] == STATUS_VERBS
 
 
 def test_aggregated_apis_lists_every_named_group() -> None:

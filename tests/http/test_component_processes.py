@@ -1,7 +1,8 @@
 """The control plane's components as processes of their own against one `pinnace apiserver
 --tls`, each with the credentials it writes: two `pinnace agent`s hosting nodes as their
 kubelets (serving their pods' logs, exec and their nodes' stats to the API server, and
-taking their nodes' faults from it), `pinnace controller-manager`, and two `pinnace
+taking their nodes' faults from it), `pinnace controller-manager` (signing a
+CertificateSigningRequest with the cluster CA it is given), and two `pinnace
 scheduler`s with leader election (one acts; kill -9 it mid-burst and the other takes over,
 no pod bound twice). One cluster for all, as each process takes seconds to start."""
 
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.csr_requests import csr, pem_request
 from tests.http.conftest import KUBECTL, Cluster, Process, launch, stop
 
 from pinnace.cli.main import main
@@ -90,6 +92,9 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
             "controller-manager.conf",
             *SHORT_LEASE,
             "--secure-port=0",
+            # as kubeadm points kube-controller-manager at its CA
+            f"--cluster-signing-cert-file={data / 'pki' / 'ca.crt'}",
+            f"--cluster-signing-key-file={data / 'pki' / 'ca.key'}",
         )
         schedulers = [
             start(f"scheduler-{i}", "scheduler", "scheduler.conf", *SHORT_LEASE, "--secure-port=0")
@@ -150,6 +155,15 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
                 sum(p["status"].get("phase") == "Running" for p in items(cluster, "pods"))
                 == BURST + 2
             ),
+        )
+
+        # the controller manager signs an approved CertificateSigningRequest with the CA
+        cluster.ok("create", "-f", "-", stdin=json.dumps(csr("jane", pem_request("jane"))))
+        cluster.ok("certificate", "approve", "jane")
+        certificate = "jsonpath={.status.certificate}"
+        eventually(
+            "the request is signed",
+            lambda: bool(cluster.ok("get", "csr", "jane", "-o", certificate)),
         )
 
         # pods/log, metrics and the node proxy of an agent process's node: the API server

@@ -48,6 +48,7 @@ _SERVED = (
     ("pinnace.api.autoscaling.hpa", "HORIZONTAL_POD_AUTOSCALER"),
     ("pinnace.api.autoscaling.vpa", "VERTICAL_POD_AUTOSCALER"),
     ("pinnace.api.batch.cronjob", "CRON_JOB"),
+    ("pinnace.api.certificates.csr", "CERTIFICATE_SIGNING_REQUEST"),
     ("pinnace.api.batch.job", "JOB"),
     ("pinnace.api.coordination.lease", "LEASE"),
     ("pinnace.api.discoveryk8s.endpointslice", "ENDPOINT_SLICE"),

@@ -76,6 +76,7 @@ class Subresource:
 _PROXY_VERBS = ("create", "delete", "get", "patch", "update")
 SUBRESOURCES: dict[str, Subresource] = {
     "status": Subresource(("get", "patch", "update")),
+    "approval": Subresource(("get", "patch", "update")),
     "scale": Subresource(("get", "patch", "update"), "Scale", "autoscaling", "v1"),
     "binding": Subresource(("create",), "Binding"),
     "eviction": Subresource(("create",), "Eviction", "policy", "v1"),

@@ -292,6 +292,11 @@ _KINDS: dict[tuple[str, str], _KindFields] = {
         _NOT_SUPPORTED,
         {"spec.clusterIP": _at("spec", "clusterIP"), "spec.type": _at("spec", "type")},
     ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): _KindFields(
+        (_NAME, "spec.signerName"),
+        _NOT_SUPPORTED,
+        {"spec.signerName": _at("spec", "signerName")},
+    ),
     ("batch", "Job"): _KindFields(
         (*_META, "status.successful"),
         'field label "{label}" not supported for batchv1.Job',

@@ -56,6 +56,10 @@ _QUANTITIES = {
     "V1ResourceFieldSelector": ("divisor",),
 }
 _BYTE_MAPS = {"V1ConfigMap": ("binaryData",), "V1Secret": ("data",)}
+_BYTE_FIELDS = {
+    "V1CertificateSigningRequestSpec": ("request",),
+    "V1CertificateSigningRequestStatus": ("certificate",),
+}
 _INT_OR_STRINGS = {
     "V1RollingUpdateDeployment": ("maxSurge", "maxUnavailable"),
     "V1RollingUpdateDaemonSet": ("maxSurge", "maxUnavailable"),
@@ -296,6 +300,8 @@ def _build_fields(model: str) -> dict[str, Type]:
             fields[json_name] = MapOf(_QUANTITY, "v1.ResourceList")
         elif json_name in _BYTE_MAPS.get(model, ()):
             fields[json_name] = MapOf(_BYTES)
+        elif json_name in _BYTE_FIELDS.get(model, ()):
+            fields[json_name] = _BYTES
         elif json_name in _QUANTITIES.get(model, ()):
             fields[json_name] = _QUANTITY
         else:

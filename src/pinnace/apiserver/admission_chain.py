@@ -30,6 +30,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.names import random_suffix
 from pinnace.api.objects import Object
 from pinnace.apiserver.admission import (
+    certificates,
     default_tolerations,
     ingress_class,
     limit_ranger,
@@ -67,10 +68,11 @@ _VALIDATED: dict[tuple[str, str], frozenset[str]] = {
     ("", "Pod"): frozenset({"CREATE"}),
     ("", "PersistentVolumeClaim"): frozenset({"CREATE", "UPDATE"}),
     ("scheduling.k8s.io", "PriorityClass"): frozenset({"CREATE", "UPDATE"}),
+    (certificates.GROUP, "CertificateSigningRequest"): frozenset({"CREATE", "UPDATE"}),
 }
 """The writes the validating plugins check, by (group, kind): LimitRanger and RuntimeClass a
 pod's create, LimitRanger a claim's writes (and PersistentVolumeClaimResize its updates),
-Priority a PriorityClass's."""
+Priority a PriorityClass's, and the certificate plugins a CertificateSigningRequest's."""
 
 
 def _is(kind: Kind, group: str, name: str) -> bool:
@@ -149,6 +151,11 @@ class AdmissionChain:
                 stored.get(NAMESPACES, "", namespace),
                 group=kind.group,
             )
+        if _is(kind, certificates.GROUP, "CertificateSigningRequest"):
+            if operation == "CREATE":
+                certificates.set_requester(obj)
+            elif subresource and old is not None:
+                certificates.stamp_conditions(obj, old, self._server.clock.now_rfc3339())
         if operation == "CREATE" and not subresource:
             self._admit_storage(kind, obj, stored)
             if _is(kind, "networking.k8s.io", "Ingress"):
@@ -265,6 +272,10 @@ class AdmissionChain:
         """The validating checks before ResourceQuota's charge (`quota_charged`); an update
         gives the stored object as `old`. Only the writes `_VALIDATED` names are checked."""
         if not self.validates(operation, kind):
+            return
+        if _is(kind, certificates.GROUP, "CertificateSigningRequest"):
+            authorizer = self._server.authorizer
+            await certificates.validate(authorizer, operation, subresource, obj, old)
             return
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         stored = await self._stored()

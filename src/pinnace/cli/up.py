@@ -70,6 +70,7 @@ from pinnace.cli.arguments import (
 from pinnace.cli.secure import SecureServing, TLSOptions
 from pinnace.clock import Clock, Randomness
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
+from pinnace.controllers.csr_signing import DEFAULT_CLUSTER_SIGNING_DURATION, ClusterSigning
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
 from pinnace.controllers.rootcacertpublisher import self_signed_ca
 from pinnace.controllers.workloads import WorkloadOptions
@@ -261,6 +262,10 @@ CONTROLLER_DURATIONS = {
         _WORKLOADS.horizontal_pod_autoscaler_downscale_stabilization,
         "how far back an HPA looks before scaling down, by default",
     ),
+    "cluster-signing-duration": (
+        DEFAULT_CLUSTER_SIGNING_DURATION,
+        "the longest a certificate signed for a CertificateSigningRequest lasts",
+    ),
 }
 """Duration flags: their defaults in seconds and what they set."""
 
@@ -282,6 +287,21 @@ def controller_flags(group: argparse._ArgumentGroup) -> None:
         help="finished pods kept before the oldest are deleted "
         f"({_WORKLOADS.terminated_pod_gc_threshold}; 0 keeps them all)",
     )
+    for part in ("cert", "key"):
+        group.add_argument(
+            f"--cluster-signing-{part}-file",
+            type=_pem_file,
+            metavar="FILE",
+            help=f"the {part} (PEM) of the CA that signs CertificateSigningRequests for the "
+            "kubernetes.io signers (pinnace up --tls: the cluster CA's)",
+        )
+
+
+def _pem_file(path: str) -> str:
+    try:
+        return Path(path).expanduser().read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise argparse.ArgumentTypeError(f"cannot read {path}: {e}") from None
 
 
 def controller_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -302,6 +322,11 @@ def controller_options(args: argparse.Namespace) -> dict[str, Any]:
             ),
         ),
         "vertical_pod_autoscaler": vpa.options(args),
+        "cluster_signing": ClusterSigning(
+            args.cluster_signing_cert_file or "",
+            args.cluster_signing_key_file or "",
+            args.cluster_signing_duration,
+        ),
     }
 
 
@@ -736,14 +761,20 @@ async def serve(options: UpOptions) -> None:
 
 def cluster_with_root_ca(options: UpOptions, clock: Clock, pki: Path | None) -> ClusterOptions:
     """The cluster's options with its CA certificate: with TLS, the CA in `pki` that signs the
-    serving certificate (and the service account signing key beside it); else the data
+    serving certificate, which also signs CertificateSigningRequests unless --cluster-signing-*
+    files say otherwise (and the service account signing key beside it); else the data
     directory's ca.crt, made there on the first start (so a restart publishes the same), or one
     made for this run."""
     cluster = options.cluster
     if pki is not None:
+        ca = certs.ensure_ca(pki)
+        signing = cluster.cluster_signing
+        if not signing.configured:
+            signing = ClusterSigning(ca.cert.read_text(), ca.key.read_text(), signing.duration)
         return dataclasses.replace(
             cluster,
-            root_ca=certs.ensure_ca(pki).cert.read_text(),
+            root_ca=ca.cert.read_text(),
+            cluster_signing=signing,
             service_account_key=cluster.service_account_key
             or certs.ensure_service_account_key(pki),
         )

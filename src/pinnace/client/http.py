@@ -323,6 +323,9 @@ class HTTPClient(Client):
     async def update_finalize(self, kind: Kind, obj: Object) -> Object:
         return await self._put(kind, obj, "finalize")
 
+    async def update_approval(self, kind: Kind, obj: Object) -> Object:
+        return await self._put(kind, obj, "approval")
+
     async def _put(self, kind: Kind, obj: Object, subresource: str) -> Object:
         m = obj.get("metadata") or {}
         name = m.get("name") or ""

@@ -121,6 +121,11 @@ class Client(ABC):
         """PUT namespaces/finalize: only the namespace's spec.finalizers is written."""
 
     @abstractmethod
+    async def update_approval(self, kind: Kind, obj: Object) -> Object:
+        """PUT certificatesigningrequests/approval: only the request's conditions are
+        written."""
+
+    @abstractmethod
     async def patch(
         self,
         kind: Kind,

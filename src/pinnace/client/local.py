@@ -132,6 +132,9 @@ class LocalClient(Client):
     async def update_finalize(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "finalize")
 
+    async def update_approval(self, kind: Kind, obj: Object) -> Object:
+        return await self._update(kind, obj, "approval")
+
     async def _update(
         self, kind: Kind, obj: Object, subresource: str, options: WriteOptions | None = None
     ) -> Object:

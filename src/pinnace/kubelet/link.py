@@ -105,6 +105,10 @@ class Link(Client):
         self._check()
         return await self._client.update_finalize(kind, obj)
 
+    async def update_approval(self, kind: Kind, obj: Object) -> Object:
+        self._check()
+        return await self._client.update_approval(kind, obj)
+
     async def patch(
         self,
         kind: Kind,

@@ -131,6 +131,7 @@ _SCHEMA_KEYWORDS = (
 )
 UNDOCUMENTED = {
     ("io.k8s.api.networking.v1.IngressRule", "http"),
+    ("io.k8s.api.certificates.v1.CertificateSigningRequest", "metadata"),
     (_EXTENSIONS + "ExternalDocumentation", "description"),
     (_EXTENSIONS + "ExternalDocumentation", "url"),
     *((_EXTENSIONS + "JSONSchemaProps", keyword) for keyword in _SCHEMA_KEYWORDS.split()),

@@ -331,7 +331,7 @@ def _subresource(
     title = "EphemeralContainers" if sub == "ephemeralcontainers" else sub.capitalize()
     name = f"{name}{title}"
     target = f"{sub} of the specified {kind.kind}"
-    if sub in ("status", "ephemeralcontainers", "resize", "scale"):
+    if sub in ("status", "approval", "ephemeralcontainers", "resize", "scale"):
         body, body_gvk = subresource_kind(sub) if sub in SUBRESOURCE_KINDS else (root, own)
         read = Operation("get", name, f"read {target}", body_gvk, body)
         return (read, *(op for _, op in _writes(name, target, body_gvk, body)))

@@ -45,6 +45,7 @@ SERVED = (
     ("autoscaling", "v2", "HorizontalPodAutoscaler"),
     ("batch", "v1", "CronJob"),
     ("batch", "v1", "Job"),
+    ("certificates.k8s.io", "v1", "CertificateSigningRequest"),
     ("coordination.k8s.io", "v1", "Lease"),
     ("discovery.k8s.io", "v1", "EndpointSlice"),
     ("networking.k8s.io", "v1", "Ingress"),

@@ -21,6 +21,7 @@ ROOTS: dict[tuple[str, str], str] = {
     ('v1', 'Binding'): 'core.v1.Binding',
     ('storage.k8s.io/v1', 'CSIDriver'): 'storage.v1.CSIDriver',
     ('storage.k8s.io/v1', 'CSINode'): 'storage.v1.CSINode',
+    ('certificates.k8s.io/v1', 'CertificateSigningRequest'): 'certificates.v1.CertificateSigningRequest',
     ('rbac.authorization.k8s.io/v1', 'ClusterRole'): 'rbac.v1.ClusterRole',
     ('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding'): 'rbac.v1.ClusterRoleBinding',
     ('v1', 'ConfigMap'): 'core.v1.ConfigMap',
@@ -72,6 +73,7 @@ API_VERSIONS = {
     "Binding": "v1",
     "CSIDriver": "storage.k8s.io/v1",
     "CSINode": "storage.k8s.io/v1",
+    "CertificateSigningRequest": "certificates.k8s.io/v1",
     "ClusterRole": "rbac.authorization.k8s.io/v1",
     "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
     "ConfigMap": "v1",
@@ -961,6 +963,37 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
             'failed': ('[', '', '', 'set', ()),
             'succeeded': ('[', '', '', 'set', ()),
+        },
+        '',
+    ),
+    'certificates.v1.CertificateSigningRequest': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('certificates.v1.CertificateSigningRequestSpec', '', '', '', ()),
+            'status': ('certificates.v1.CertificateSigningRequestStatus', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'certificates.v1.CertificateSigningRequestCondition': (
+        'lastTransitionTime lastUpdateTime message reason status type',
+        {
+        },
+        'status type',
+    ),
+    'certificates.v1.CertificateSigningRequestSpec': (
+        'expirationSeconds request signerName uid username',
+        {
+            'extra': ('{[', '', '', '', ()),
+            'groups': ('[', '', '', 'atomic', ()),
+            'usages': ('[', '', '', 'atomic', ()),
+        },
+        'request signerName',
+    ),
+    'certificates.v1.CertificateSigningRequestStatus': (
+        'certificate',
+        {
+            'conditions': ('[certificates.v1.CertificateSigningRequestCondition', '', '', 'map', ('type',)),
         },
         '',
     ),

@@ -21,6 +21,7 @@ from pinnace.api.tables.apps import (
 )
 from pinnace.api.tables.autoscaling import HORIZONTAL_POD_AUTOSCALERS, VERTICAL_POD_AUTOSCALERS
 from pinnace.api.tables.batch import CRON_JOBS, JOBS
+from pinnace.api.tables.certificates import CERTIFICATE_SIGNING_REQUESTS
 from pinnace.api.tables.columns import Object, Printer
 from pinnace.api.tables.coordination import LEASES
 from pinnace.api.tables.core import (
@@ -86,6 +87,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGETS,
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASSES,
     ("coordination.k8s.io", "leases"): LEASES,
+    ("certificates.k8s.io", "certificatesigningrequests"): CERTIFICATE_SIGNING_REQUESTS,
     ("node.k8s.io", "runtimeclasses"): RUNTIME_CLASSES,
     ("discovery.k8s.io", "endpointslices"): ENDPOINT_SLICES,
     ("networking.k8s.io", "ingresses"): INGRESSES,

@@ -49,6 +49,7 @@ AUTO_UPDATE = "rbac.authorization.kubernetes.io/autoupdate"
 BOOTSTRAPPING = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
 CONTROLLER_PREFIX = "system:controller:"
+CERTIFICATES = "certificates.k8s.io"
 
 _NODE = [
     rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
@@ -405,6 +406,7 @@ def cluster_roles() -> list[Object]:
                 EVENTS,
             ],
         ),
+        *_certificate_requesters(),
         _role(
             "system:volume-scheduler",
             [
@@ -413,6 +415,7 @@ def cluster_roles() -> list[Object]:
                 rule(READ_UPDATE, [""], ["persistentvolumeclaims"]),
             ],
         ),
+        *_signer_approvers(),
         _role(
             "system:service-account-issuer-discovery",
             [
@@ -439,6 +442,34 @@ def cluster_roles() -> list[Object]:
         _role("system:kube-scheduler", _KUBE_SCHEDULER),
         *(_role(f"{CONTROLLER_PREFIX}{name}", rules) for name, rules in CONTROLLER_ROLES.items()),
         _aggregated_metrics_reader(),
+    ]
+
+
+def _certificate_requesters() -> list[Object]:
+    """Who may have a node's client certificate request approved by the csrapproving
+    controller: for any node, or for its own name."""
+    return [
+        _role(
+            f"system:certificates.k8s.io:certificatesigningrequests:{subresource}",
+            [rule(["create"], [CERTIFICATES], [f"certificatesigningrequests/{subresource}"])],
+        )
+        for subresource in ("nodeclient", "selfnodeclient")
+    ]
+
+
+def _signer_approvers() -> list[Object]:
+    """One role per built-in signer that lets its holder approve requests for it."""
+    return [
+        _role(
+            f"system:certificates.k8s.io:{signer}-approver",
+            [rule(["approve"], [CERTIFICATES], ["signers"], [f"kubernetes.io/{signer}"])],
+        )
+        for signer in (
+            "legacy-unknown",
+            "kubelet-serving",
+            "kube-apiserver-client",
+            "kube-apiserver-client-kubelet",
+        )
     ]
 
 

@@ -3,7 +3,8 @@
     python -m pinnace.apiserver.http.generate_protobuf_messages TYPES.go... > protobuf_messages.py
 
 Each TYPES.go is a `types.go` of k8s.io/api (core/v1, apps/v1, batch/v1, policy/v1,
-autoscaling/v1, rbac/v1, authorization/v1, authentication/v1, networking/v1, scheduling/v1)
+autoscaling/v1, rbac/v1, authorization/v1, authentication/v1, networking/v1, scheduling/v1,
+certificates/v1)
 or k8s.io/apimachinery's pkg/apis/meta/v1, at v0.32.0, its path ending in
 <group>/<version>/types.go. A struct field's `protobuf:"…"` tag gives its field number, its
 `json:"…"` tag its name (`,inline` an embedded struct whose fields JSON inlines) and whether
@@ -33,6 +34,7 @@ ROOTS = (
     ("apps/v1", "Deployment"),
     ("batch/v1", "Job"),
     ("batch/v1", "CronJob"),
+    ("certificates/v1", "CertificateSigningRequest"),
     ("autoscaling/v1", "HorizontalPodAutoscaler"),
     ("rbac/v1", "Role"),
     ("rbac/v1", "ClusterRole"),

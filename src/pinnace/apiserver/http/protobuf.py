@@ -28,16 +28,16 @@ CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 # The messages of apimachinery's runtime, meta/v1 Time, resource.Quantity and intstr, which
 # have encodings of their own; every other message is generated from k8s.io/api's types
 # (`protobuf_messages`). Each: field number -> "jsonName:type", where type is a scalar
-# (string, int, bool, bytes), time, quantity, intorstring, json (raw JSON bytes: FieldsV1),
-# strings (a message of one repeated string: ExtraValue), map:<value type> or another message;
-# "*" after the type marks a repeated field, "!" a field whose zero value is kept. Go's
-# protobuf encoding writes every non-pointer field, zero or not, where JSON leaves zero values
-# out (omitempty); so zero scalars are dropped unless the field is a pointer (present means
-# set) or always in JSON. A message field without a name is an embedded struct whose fields
-# JSON inlines.
+# (string, int, bool, bytes: base64 in JSON), raw (bytes kept as they are), time, quantity,
+# intorstring, json (raw JSON bytes: FieldsV1), strings (a message of one repeated string:
+# ExtraValue), map:<value type> or another message; "*" after the type marks a repeated
+# field, "!" a field whose zero value is kept. Go's protobuf encoding writes every non-pointer
+# field, zero or not, where JSON leaves zero values out (omitempty); so zero scalars are
+# dropped unless the field is a pointer (present means set) or always in JSON. A message
+# field without a name is an embedded struct whose fields JSON inlines.
 _SCHEMA: dict[str, dict[int, str]] = {
     **GENERATED,
-    "Unknown": {1: "typeMeta:TypeMeta", 2: "raw:bytes"},
+    "Unknown": {1: "typeMeta:TypeMeta", 2: "raw:raw"},
     "TypeMeta": {1: "apiVersion:string", 2: "kind:string"},
     "Time": {1: "seconds:int", 2: "nanos:int"},
     "Quantity": {1: "string:string"},
@@ -59,6 +59,7 @@ KINDS = {
     ("apps/v1", "Deployment"): "Deployment",
     ("batch/v1", "Job"): "Job",
     ("batch/v1", "CronJob"): "CronJob",
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): "CertificateSigningRequest",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("autoscaling/v1", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
     ("rbac.authorization.k8s.io/v1", "Role"): "Role",
@@ -191,7 +192,9 @@ def _value(value: Any, wire: int, kind: str) -> Any:
         raise _Malformed(f"a {kind} field is not length-delimited")
     if kind == "string":
         return bytes(value).decode("utf-8", "replace")
-    if kind == "bytes":
+    if kind == "bytes":  # a []byte field: base64 in JSON
+        return base64.b64encode(value).decode()
+    if kind == "raw":
         return bytes(value)
     if kind == "time":
         seconds = _message(value, "Time").get("seconds", 0)
@@ -219,6 +222,4 @@ def _map_entry(data: memoryview, item_kind: str) -> tuple[str, Any]:
             key = _value(value, wire, "string")
         elif number == 2:
             item = _value(value, wire, item_kind)
-    if item_kind == "bytes":
-        return key, base64.b64encode(item or b"").decode()
     return key, "" if item is None else item

@@ -1,8 +1,8 @@
-"""Subresources: status, pods' ephemeralcontainers and resize (GET/PUT/PATCH; resize only
-while its feature gate is on), scale (the autoscaling/v1 Scale of a Deployment or
-ReplicaSet), binding, eviction, log (text), namespaces' finalize, serviceaccounts' token, and
-the streaming ones (`streaming`: WebSocket upgrades only). The rest kube-apiserver serves
-(proxy) answer 405."""
+"""Subresources: status, pods' ephemeralcontainers and resize, CertificateSigningRequests'
+approval (GET/PUT/PATCH; resize only while its feature gate is on), scale (the autoscaling/v1
+Scale of a Deployment or ReplicaSet), binding, eviction, log (text), namespaces' finalize,
+serviceaccounts' token, and the streaming ones (`streaming`: WebSocket upgrades only). The rest
+kube-apiserver serves (proxy) answer 405."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from pinnace.apiserver.http.resources import ResourceHandler
     from pinnace.apiserver.server import APIServer
 
-_STATUS_LIKE = ("status", "finalize", "resize", "ephemeralcontainers")
-_PATCHABLE = ("status", "resize", "ephemeralcontainers")
+_STATUS_LIKE = ("status", "finalize", "resize", "ephemeralcontainers", "approval")
+_PATCHABLE = ("status", "resize", "ephemeralcontainers", "approval")
 
 
 async def handle(

@@ -1,0 +1,244 @@
+"""The csrsigning controller (kube-controller-manager v1.32,
+pkg/controller/certificates/signer): it signs approved requests for the built-in signers with
+the cluster CA (--cluster-signing-cert-file and --cluster-signing-key-file, which kubeadm
+points at its ca.crt and ca.key):
+
+- kubernetes.io/kube-apiserver-client: any subject, usages among client auth, digital
+  signature and key encipherment (client auth required);
+- kubernetes.io/kube-apiserver-client-kubelet: a node's client certificate (O system:nodes,
+  CN system:node:<name>, no subject alternative names);
+- kubernetes.io/kubelet-serving: a node's serving certificate (O system:nodes, CN
+  system:node:<name>, a DNS name or IP address).
+
+A request that breaks its signer's rules gets a Failed condition and is never signed; one for
+another signer (kubernetes.io/legacy-unknown among them: no v1 request names it) is left to
+its signer. The certificate lasts spec.expirationSeconds, at least 10 minutes, at most
+--cluster-signing-duration (a year), and never beyond the CA; it starts 5 minutes back, and a
+certificate of 8 hours or more ends 5 minutes early to match (authority.PermissiveSigningPolicy).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from pinnace.api.certificates.request import (
+    FAILED,
+    KUBE_APISERVER_CLIENT,
+    KUBE_APISERVER_CLIENT_KUBELET,
+    KUBELET_SERVING,
+    apiserver_client_error,
+    has_condition,
+    is_approved,
+    kubelet_client_error,
+    kubelet_serving_error,
+    parse_request,
+    request_bytes,
+)
+from pinnace.api.objects import Object
+from pinnace.client import Client, InformerFactory
+from pinnace.controllers.certificate_controller import CSRS, CertificateController
+
+DEFAULT_CLUSTER_SIGNING_DURATION = 365 * 24 * 3600.0
+"""kube-controller-manager's --cluster-signing-duration: 8760h."""
+MIN_DURATION = 600.0
+BACKDATE = 300.0
+SHORT = 8 * 3600.0
+
+_SIGNER_RULES: dict[str, Callable[[x509.CertificateSigningRequest, list[str]], str]] = {
+    KUBE_APISERVER_CLIENT: lambda request, usages: apiserver_client_error(usages),
+    KUBE_APISERVER_CLIENT_KUBELET: kubelet_client_error,
+    KUBELET_SERVING: kubelet_serving_error,
+}
+
+_KEY_USAGES = {
+    "signing": "digital_signature",
+    "digital signature": "digital_signature",
+    "content commitment": "content_commitment",
+    "key encipherment": "key_encipherment",
+    "key agreement": "key_agreement",
+    "data encipherment": "data_encipherment",
+    "cert sign": "key_cert_sign",
+    "crl sign": "crl_sign",
+    "encipher only": "encipher_only",
+    "decipher only": "decipher_only",
+}
+_EXTENDED_KEY_USAGES = {
+    "any": ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE,
+    "server auth": ExtendedKeyUsageOID.SERVER_AUTH,
+    "client auth": ExtendedKeyUsageOID.CLIENT_AUTH,
+    "code signing": ExtendedKeyUsageOID.CODE_SIGNING,
+    "email protection": ExtendedKeyUsageOID.EMAIL_PROTECTION,
+    "s/mime": ExtendedKeyUsageOID.EMAIL_PROTECTION,
+    "ipsec end system": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.5"),
+    "ipsec tunnel": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.6"),
+    "ipsec user": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.7"),
+    "timestamping": ExtendedKeyUsageOID.TIME_STAMPING,
+    "ocsp signing": ExtendedKeyUsageOID.OCSP_SIGNING,
+    "microsoft sgc": x509.ObjectIdentifier("1.3.6.1.4.1.311.10.3.3"),
+    "netscape sgc": x509.ObjectIdentifier("2.16.840.1.113730.4.1"),
+}
+"""In Go's x509.ExtKeyUsage order, which the certificate lists them in."""
+
+
+@dataclass(frozen=True)
+class ClusterSigning:
+    """The CA that signs for the built-in signers (PEM; empty: none) and the longest it signs
+    for."""
+
+    cert: str = ""
+    key: str = ""
+    duration: float = DEFAULT_CLUSTER_SIGNING_DURATION
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.cert and self.key)
+
+
+class SigningError(Exception):
+    """The CA cannot sign now (it has expired): the request is tried again later."""
+
+
+class CertificateAuthority:
+    def __init__(self, signing: ClusterSigning) -> None:
+        self.certificate = x509.load_pem_x509_certificate(signing.cert.encode())
+        key = serialization.load_pem_private_key(signing.key.encode(), password=None)
+        if not isinstance(
+            key,
+            ec.EllipticCurvePrivateKey
+            | rsa.RSAPrivateKey
+            | ed25519.Ed25519PrivateKey
+            | ed448.Ed448PrivateKey,
+        ):
+            raise ValueError("the cluster signing key is of a kind that cannot sign certificates")
+        self._key = key
+        self.duration = signing.duration
+
+    def ttl(self, expiration_seconds: object) -> float:
+        """signer.duration: what the request asks for, within the controller's bounds."""
+        if not isinstance(expiration_seconds, int):
+            return self.duration
+        return min(self.duration, max(MIN_DURATION, float(expiration_seconds)))
+
+    def sign(
+        self,
+        request: x509.CertificateSigningRequest,
+        usages: Iterable[str],
+        ttl: float,
+        now: float,
+    ) -> bytes:
+        """The PEM certificate for `request` (CertificateAuthority.Sign with the permissive
+        policy)."""
+        start = datetime.datetime.fromtimestamp(now, datetime.UTC)
+        not_before = start - datetime.timedelta(seconds=BACKDATE)
+        lasts = ttl if ttl < SHORT else ttl - BACKDATE
+        ca_not_after = self.certificate.not_valid_after_utc
+        not_after = min(start + datetime.timedelta(seconds=lasts), ca_not_after)
+        if not_before >= ca_not_after:
+            raise SigningError(f"the signer has expired: NotAfter={ca_not_after}")
+        if start >= ca_not_after:
+            raise SigningError(
+                f"refusing to sign a certificate that expired in the past: NotAfter={ca_not_after}"
+            )
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(request.subject)
+            .issuer_name(self.certificate.subject)
+            .public_key(request.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(not_before)
+            .not_valid_after(not_after)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        )
+        wanted = set(usages)
+        bits = {flag for usage, flag in _KEY_USAGES.items() if usage in wanted}
+        if bits:
+            builder = builder.add_extension(_key_usage(bits), critical=True)
+        extended = list(
+            dict.fromkeys(oid for usage, oid in _EXTENDED_KEY_USAGES.items() if usage in wanted)
+        )
+        if extended:
+            builder = builder.add_extension(x509.ExtendedKeyUsage(extended), critical=False)
+        names = _alt_names(request)
+        if names:
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+        try:
+            ski = self.certificate.extensions.get_extension_for_class(x509.SubjectKeyIdentifier)
+            builder = builder.add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski.value),
+                critical=False,
+            )
+        except x509.ExtensionNotFound:
+            pass
+        algorithm = (
+            None
+            if isinstance(self._key, ed25519.Ed25519PrivateKey | ed448.Ed448PrivateKey)
+            else hashes.SHA256()
+        )
+        signed = builder.sign(self._key, algorithm)
+        return signed.public_bytes(serialization.Encoding.PEM)
+
+
+def _key_usage(bits: set[str]) -> x509.KeyUsage:
+    flags = (
+        "digital_signature", "content_commitment", "key_encipherment", "data_encipherment",
+        "key_agreement", "key_cert_sign", "crl_sign", "encipher_only", "decipher_only",
+    )  # fmt: skip
+    on = {flag: flag in bits for flag in flags}
+    if not on["key_agreement"]:  # cryptography refuses these two without key agreement
+        on["encipher_only"] = on["decipher_only"] = False
+    return x509.KeyUsage(**on)
+
+
+def _alt_names(request: x509.CertificateSigningRequest) -> list[x509.GeneralName]:
+    """The request's DNS names, IP addresses, e-mail addresses and URIs, carried over."""
+    try:
+        found = request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    kinds = (x509.DNSName, x509.IPAddress, x509.RFC822Name, x509.UniformResourceIdentifier)
+    return [name for kind in kinds for name in found if isinstance(name, kind)]
+
+
+class CSRSigningController:
+    def __init__(self, client: Client, informers: InformerFactory, signing: ClusterSigning) -> None:
+        self._client = client
+        self._authority = CertificateAuthority(signing)
+        self._loop = CertificateController(client, informers, self._handle)
+
+    async def run(self) -> None:
+        await self._loop.run()
+
+    async def _handle(self, csr: Object) -> None:
+        if not is_approved(csr) or has_condition(csr, FAILED):
+            return
+        spec = csr.get("spec") or {}
+        rules = _SIGNER_RULES.get(spec.get("signerName") or "")
+        if rules is None:
+            return
+        request = parse_request(request_bytes(csr))
+        usages = [u for u in spec.get("usages") or () if isinstance(u, str)]
+        problem = rules(request, usages)
+        status = csr.setdefault("status", {})
+        if problem:
+            status.setdefault("conditions", []).append(
+                {
+                    "type": FAILED,
+                    "status": "True",
+                    "reason": "SignerValidationFailure",
+                    "message": problem,
+                    "lastUpdateTime": self._client.clock.now_rfc3339(),
+                }
+            )
+        else:
+            ttl = self._authority.ttl(spec.get("expirationSeconds"))
+            pem = self._authority.sign(request, usages, ttl, self._client.clock.now())
+            status["certificate"] = base64.b64encode(pem).decode()
+        await self._client.update_status(CSRS, csr)

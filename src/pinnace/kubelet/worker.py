@@ -213,6 +213,8 @@ class _Plan:
     post_start: HookRun | None = None
     pre_stop: HookRun | None = None
     outcomes: Mapping[ProbeType, ProbeOutcomes] | None = None
+    context: ShellContext | None = None
+    """What its commands see, when its start made it (`ContainerStatus.context`)."""
 
 
 def _container_specs(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -860,30 +862,34 @@ class PodWorker:
         try:
             pod_ip = self.pod_ip
             now = self.host.clock.now
+            behaviour, context = self._behaviour(pod, c.name, spec, layer)
             return _Plan(
-                self._behaviour(pod, c.name, spec, layer),
+                behaviour,
                 hook_run(pod, spec, POST_START, now),
                 hook_run(pod, spec, PRE_STOP, now),
                 {
                     kind: probe_outcomes(pod, spec, prober.probe, pod_ip, now)
                     for kind, prober in probers.items()
                 },
+                context,
             )
         except (BehaviourError, ConfigError) as e:
             return str(e)
 
     def _behaviour(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
-    ) -> ContainerBehaviour:
-        """Container `name`'s model for a run over `layer`. Raises ConfigError (its environment
-        cannot be made: a missing ConfigMap or Secret) or BehaviourError."""
+    ) -> tuple[ContainerBehaviour, ShellContext | None]:
+        """Container `name`'s model for a run over `layer`, and what its commands see when
+        that had to be made now (it has a command, or an environment that may fail). Raises
+        ConfigError (its environment cannot be made: a missing ConfigMap or Secret) or
+        BehaviourError."""
         unknown = self.host.unknown_command
-        if container_argv(pod, name):
-            context = self._shell_context(pod, name, spec, layer)
-            return container_behaviour(pod, name, context, unknown)
-        if may_fail(spec):  # nothing reads it, but its creation fails all the same
-            self.host.container_environment(pod, name, self.pod_ip)
-        return commandless_behaviour(pod, name, unknown)
+        command = container_argv(pod, name)
+        # a commandless one's creation fails all the same, and exec'd commands inherit it
+        context = self._shell_context(pod, name, spec, layer) if command or may_fail(spec) else None
+        if command:
+            return container_behaviour(pod, name, context, unknown), context
+        return commandless_behaviour(pod, name, unknown), context
 
     def _shell_context(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
@@ -928,10 +934,13 @@ class PodWorker:
                 layer = c.current.layer
                 if layer is None:  # a run the kubelet did not start: none given
                     layer = c.current.layer = WritableFiles()
-                try:
-                    context = self._shell_context(pod, name, spec, layer)
-                except ConfigError:
-                    return None
+                context = c.current.context
+                if context is None:
+                    try:
+                        context = self._shell_context(pod, name, spec, layer)
+                    except ConfigError:
+                        return None
+                    c.current.context = context
                 argv = expand_command(container_argv(pod, name), context.environment)
                 runtime, current = self.host.runtime, c.current.id
                 return Attached(
@@ -973,7 +982,7 @@ class PodWorker:
             self.host.container_exited,
             self.host.container_resources(pod, c.name),
         )
-        c.current.layer = layer
+        c.current.layer, c.current.context = layer, plan.context
         c.waiting = ("", "")
         c.startup_passed = ProbeType.STARTUP not in probers
         c.readiness_passed = ProbeType.READINESS not in probers
@@ -1120,7 +1129,7 @@ class PodWorker:
             self.host.container_resources(pod, c.name),
             recorded.started_at,
         )
-        c.current.layer = layer
+        c.current.layer, c.current.context = layer, plan.context
         readiness = probers.get(ProbeType.READINESS)
         if readiness is not None:
             readiness.resume(c.readiness_passed)

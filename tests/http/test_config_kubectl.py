@@ -12,6 +12,8 @@ import pytest
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
 
+from pinnace.resources.lists import parse_quantity
+
 APP = """
 apiVersion: v1
 kind: Pod
@@ -55,3 +57,57 @@ def test_a_running_container_keeps_what_it_was_given_at_its_start(cluster: Clust
     assert eventually(lambda: cluster.ok(*mounted) == "high")
     assert cluster.ok("exec", "app", "--", "cat", "/etc/level") == "low"
     assert cluster.ok("exec", "app", "--", "printenv", "CFG_level", "password") == "low\ns3cret\n"
+
+
+PODINFO = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: kubernetes-downwardapi-volume-example-2
+  labels: {app: podinfo}
+spec:
+  containers:
+  - name: client-container
+    image: registry.k8s.io/busybox:1.27.2
+    command: ["sh", "-c", "sleep 3600"]
+    resources:
+      requests: {memory: 32Mi, cpu: 125m}
+      limits: {memory: 64Mi, cpu: 250m}
+    volumeMounts:
+    - {name: podinfo, mountPath: /etc/podinfo}
+  volumes:
+  - name: podinfo
+    downwardAPI:
+      items:
+      - path: cpu_limit
+        resourceFieldRef: {containerName: client-container, resource: limits.cpu, divisor: 1m}
+      - path: cpu_request
+        resourceFieldRef: {containerName: client-container, resource: requests.cpu, divisor: 1m}
+      - path: mem_limit
+        resourceFieldRef: {containerName: client-container, resource: limits.memory, divisor: 1Mi}
+      - path: mem_request
+        resourceFieldRef: {containerName: client-container, resource: requests.memory, divisor: 1Mi}
+      - path: storage_limit
+        resourceFieldRef: {containerName: client-container, resource: limits.ephemeral-storage}
+      - path: labels
+        fieldRef: {fieldPath: metadata.labels}
+"""
+
+
+def test_a_downward_api_volume_holds_the_container_resources_it_names(cluster: Cluster) -> None:
+    # The docs' "Expose Pod Information to Containers Through Files", its second example; an
+    # unset limit is the node's allocatable, in bytes.
+    cluster.ok("apply", "-f", "-", stdin=PODINFO)
+    pod = "pod/kubernetes-downwardapi-volume-example-2"
+    cluster.ok("wait", "--for=condition=Ready", pod, "--timeout=30s")
+    read = ("exec", pod, "--", "sh", "-c", "for f in /etc/podinfo/*; do echo $f $(cat $f); done")
+    jsonpath = "jsonpath={.items[0].status.allocatable.ephemeral-storage}"
+    storage = parse_quantity(cluster.ok("get", "nodes", "-o", jsonpath)).value()
+    assert cluster.ok(*read).splitlines() == [
+        "/etc/podinfo/cpu_limit 250",
+        "/etc/podinfo/cpu_request 125",
+        '/etc/podinfo/labels app="podinfo"',
+        "/etc/podinfo/mem_limit 64",
+        "/etc/podinfo/mem_request 32",
+        f"/etc/podinfo/storage_limit {storage}",
+    ]

@@ -8,7 +8,8 @@ keys at their paths (which may name subdirectories). One that is missing and not
 an `items` key it does not have, fails the mount: the pod stays in ContainerCreating and the
 kubelet records a FailedMount event (`MountVolume.SetUp failed for volume "config" : configmap
 "x" not found`) until it appears. An optional one that is missing mounts as an empty
-directory. A downwardAPI volume holds the pod's fields it names; a projected volume holds the
+directory. A downwardAPI volume holds the pod's fields and its containers' resources it names
+(a limit not set is the node's allocatable, as in the environment); a projected volume holds the
 files of its sources (configMap, secret, downwardAPI, serviceAccountToken) together, failing
 with the errors of every source that fails. The ServiceAccount admission plugin gives every
 pod one such volume, kube-api-access-xxxxx: `token` (a token the kubelet requested for the
@@ -50,9 +51,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.kubelet.environment import ConfigError, expand
+from pinnace.kubelet.environment import ConfigError, expand, resource_field_value
 from pinnace.kubelet.sources import CLAIM, SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 from pinnace.kubelet.tokens import UNSIGNED
+from pinnace.resources.lists import ResourceList
 from pinnace.scheduling.volumes import claim_not_for_pod
 
 FAILED_MOUNT = "FailedMount"
@@ -310,15 +312,25 @@ def source_payload(
     return files
 
 
-def downward_files(items: Any, pod: Mapping[str, Any]) -> Files:
-    """The files of a downwardAPI volume or projection: each item's fieldRef, as the
-    kubelet formats it (a map one `key="value"` line per key, sorted). resourceFieldRef
-    items are not modelled."""
+Allocatable = Callable[[], ResourceList]
+"""The node's allocatable, asked only for a resourceFieldRef of a limit not set."""
+
+
+def downward_files(items: Any, pod: Mapping[str, Any], allocatable: Allocatable) -> Files | str:
+    """The files of a downwardAPI volume or projection (the downwardAPI plugin's CollectData):
+    each item's fieldRef, as the kubelet formats it (a map one `key="value"` line per key,
+    sorted), or its resourceFieldRef's value; why not, for a resource it cannot give."""
     files: Files = {}
     for item in items or ():
-        path = (item.get("fieldRef") or {}).get("fieldPath")
-        if path:
-            files[posixpath.normpath(item.get("path", ""))] = _pod_field(pod, path)
+        path = posixpath.normpath(item.get("path", ""))
+        field_path = (item.get("fieldRef") or {}).get("fieldPath")
+        if field_path:
+            files[path] = _pod_field(pod, field_path)
+        elif item.get("resourceFieldRef") is not None:
+            try:
+                files[path] = resource_field_value(item["resourceFieldRef"], pod, {}, allocatable)
+            except ConfigError as e:
+                return str(e)
     return files
 
 
@@ -346,7 +358,11 @@ def no_tokens(pod: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[st
 
 
 def _projected_payload(
-    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
+    volume: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    lookup: SourceLookup,
+    tokens: TokenSource,
+    allocatable: Allocatable,
 ) -> Files | str | None:
     """The projected volume's sources in order, later files replacing earlier ones; the
     errors of every source that fails, together; None while a token is awaited."""
@@ -362,7 +378,7 @@ def _projected_payload(
                 found = lookup(kind, namespace, projection.get("name", ""))
                 payload = source_payload(kind, projection, found)
         if source.get("downwardAPI") is not None:
-            payload = downward_files(source["downwardAPI"].get("items"), pod)
+            payload = downward_files(source["downwardAPI"].get("items"), pod, allocatable)
         if source.get("serviceAccountToken") is not None:
             projection = source["serviceAccountToken"]
             token, why = tokens(pod, projection)
@@ -399,7 +415,11 @@ def claim_payload(
 
 
 def volume_payload(
-    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
+    volume: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    lookup: SourceLookup,
+    tokens: TokenSource,
+    allocatable: Allocatable,
 ) -> Files | str | None:
     """The files of one of the volumes Pinnace models, or why its mount fails; None while a
     token it holds is awaited. An emptyDir's, and a bound claim's, are new `WritableFiles`:
@@ -417,8 +437,8 @@ def volume_payload(
             found = lookup(kind, namespace, source.get(kind.volume_name, ""))
             return source_payload(kind, source, found)
     if volume.get("downwardAPI") is not None:
-        return downward_files(volume["downwardAPI"].get("items"), pod)
-    return _projected_payload(volume, pod, lookup, tokens)
+        return downward_files(volume["downwardAPI"].get("items"), pod, allocatable)
+    return _projected_payload(volume, pod, lookup, tokens, allocatable)
 
 
 def _ephemeral_claim(pod: Mapping[str, Any], volume: Mapping[str, Any]) -> str:
@@ -487,11 +507,17 @@ class PodVolumes:
         """The ConfigMaps, Secrets and claims the volumes of `pod` (theirs) read."""
         return set().union(*(_source_names(pod, v) for v in self.sources.values()))
 
-    def mount(self, pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource) -> list[str]:
+    def mount(
+        self,
+        pod: Mapping[str, Any],
+        lookup: SourceLookup,
+        tokens: TokenSource,
+        allocatable: Allocatable,
+    ) -> list[str]:
         """Set up (or bring up to date) every volume; the FailedMount messages of those that
         fail. A volume that fails, or waits for a token, keeps the files it had."""
         self.unprocessed = []
-        failures = self._set_up(self.sources, pod, lookup, tokens)
+        failures = self._set_up(self.sources, pod, lookup, tokens, allocatable)
         self.mounted = len(self.files) == len(self.sources)
         return failures
 
@@ -501,6 +527,7 @@ class PodVolumes:
         lookup: SourceLookup,
         tokens: TokenSource,
         first_token: FirstToken,
+        allocatable: Allocatable,
     ) -> None:
         """Set up again the volumes set up so far that hold a service account token, with the
         token `tokens` has now. One that fails to be set up keeps its files, but for the
@@ -508,7 +535,7 @@ class PodVolumes:
         becomes `first_token`, as the live mode wrote the token signed."""
         for name, volume in self.sources.items():
             holds = name in self.files and _holds_token(volume)
-            if holds and self._set_up({name: volume}, pod, lookup, tokens):
+            if holds and self._set_up({name: volume}, pod, lookup, tokens, allocatable):
                 self._sign_stand_ins(self.files[name], volume, pod, first_token)
 
     @staticmethod
@@ -528,10 +555,11 @@ class PodVolumes:
         pod: Mapping[str, Any],
         lookup: SourceLookup,
         tokens: TokenSource,
+        allocatable: Allocatable,
     ) -> list[str]:
         failures = []
         for volume, source in volumes.items():
-            payload = volume_payload(source, pod, lookup, tokens)
+            payload = volume_payload(source, pod, lookup, tokens, allocatable)
             if isinstance(payload, Unprocessed):
                 self.unprocessed.append(volume)
                 continue

@@ -121,6 +121,7 @@ from pinnace.kubelet.volumes import (
     TokenSource,
     WritableFiles,
 )
+from pinnace.resources.lists import ResourceList
 from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
 
@@ -177,6 +178,9 @@ class PodHost(Protocol):
         self, pod: Mapping[str, Any], container: str
     ) -> LinuxContainerResources:
         """The cgroup settings the container runs under."""
+
+    def node_allocatable(self) -> ResourceList:
+        """The node's allocatable (a downward API resourceFieldRef of a limit not set)."""
 
     def files_read(self, worker: PodWorker) -> None:
         """A container of the worker's pod is about to read its files: bring them up to date
@@ -547,7 +551,9 @@ class PodWorker:
         if self.config_blocked:
             self.sync()
         else:
-            self.volumes.mount(self.read_pod(), self.host.sources, self.host.tokens)
+            self.volumes.mount(
+                self.read_pod(), self.host.sources, self.host.tokens, self.host.node_allocatable
+            )
 
     @property
     def finished(self) -> bool:
@@ -756,7 +762,8 @@ class PodWorker:
 
     def _mount(self, pod: Mapping[str, Any]) -> bool:
         """Set up the pod's volumes; a FailedMount event for each that fails anew."""
-        failures = self.volumes.mount(pod, self.host.sources, self.host.tokens)
+        host = self.host
+        failures = self.volumes.mount(pod, host.sources, host.tokens, host.node_allocatable)
         for message in failures:
             if message not in self._mount_failures:
                 self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)

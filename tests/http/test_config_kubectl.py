@@ -6,6 +6,7 @@ ConfigMap."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -111,3 +112,28 @@ def test_a_downward_api_volume_holds_the_container_resources_it_names(cluster: C
         "/etc/podinfo/mem_request 32",
         f"/etc/podinfo/storage_limit {storage}",
     ]
+
+
+def test_a_missing_key_is_tried_again_and_the_failures_counted(cluster: Cluster) -> None:
+    cluster.ok("create", "configmap", "partial", "--from-literal=other=1")
+    overrides = (
+        '{"spec":{"containers":[{"name":"strict","image":"busybox:1.36","command":["sleep","1d"],'
+        '"env":[{"name":"LEVEL","valueFrom":{"configMapKeyRef":{"name":"partial","key":"level"}}}]}]}}'
+    )
+    cluster.ok("run", "strict", "--image=busybox:1.36", f"--overrides={overrides}")
+    selector = "involvedObject.name=strict,reason=Failed"
+
+    def failures() -> int:
+        found = cluster.ok(
+            "get", "events", "--field-selector", selector, "-o", "jsonpath={.items[*].count}"
+        )
+        return int(found or 0)
+
+    assert eventually(lambda: failures() >= 3)  # one retry after backOffPeriod at least
+    waiting = cluster.ok(
+        "get", "pod", "strict", "-o", "jsonpath={.status.containerStatuses[0].state.waiting}"
+    )
+    assert json.loads(waiting) == {
+        "reason": "CreateContainerConfigError",
+        "message": "couldn't find key level in ConfigMap default/partial",
+    }

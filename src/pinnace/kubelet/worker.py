@@ -973,9 +973,11 @@ class PodWorker:
         layer = WritableFiles()  # a new run's: what the last one wrote is gone
         plan = self._plan(c, pod, layer)
         if isinstance(plan, str):
-            if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, plan):
-                self._event(c, "Warning", "Failed", f"Error: {plan}")
+            self._event(c, "Warning", "Failed", f"Error: {plan}")
             c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, plan)
+            # The pod worker's retry after a failed sync (a change of what it reads comes
+            # sooner: source_changed).
+            wake.append(self.host.clock.now() + INITIAL_BACKOFF)
             return
         probers = c.probers or _NO_PROBERS
         if c.previous is not None:

@@ -137,3 +137,13 @@ def test_a_missing_key_is_tried_again_and_the_failures_counted(cluster: Cluster)
         "reason": "CreateContainerConfigError",
         "message": "couldn't find key level in ConfigMap default/partial",
     }
+
+
+def test_a_downward_api_volume_follows_the_pod_labels_and_annotations(cluster: Cluster) -> None:
+    # The docs' first example: "if you change the labels, the file is updated".
+    cluster.ok("apply", "-f", "-", stdin=PODINFO)
+    pod = "pod/kubernetes-downwardapi-volume-example-2"
+    cluster.ok("wait", "--for=condition=Ready", pod, "--timeout=30s")
+    cluster.ok("label", pod, "zone=us-est-coast")
+    labels = ("exec", pod, "--", "cat", "/etc/podinfo/labels")
+    assert eventually(lambda: cluster.ok(*labels) == 'app="podinfo"\nzone="us-est-coast"')

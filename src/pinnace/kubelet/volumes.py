@@ -450,6 +450,20 @@ def _holds_token(volume: Mapping[str, Any]) -> bool:
     return any(source.get("serviceAccountToken") is not None for source in sources)
 
 
+def _reads_labels(volume: Mapping[str, Any]) -> bool:
+    """Whether a downwardAPI item of the volume (or of its projection) holds the pod's labels
+    or annotations, which may change while it runs."""
+    sources = [volume, *((volume.get("projected") or {}).get("sources") or ())]
+    return any(
+        str((item.get("fieldRef") or {}).get("fieldPath", "")).startswith(_CHANGING_FIELDS)
+        for source in sources
+        for item in (source.get("downwardAPI") or {}).get("items") or ()
+    )
+
+
+_CHANGING_FIELDS = ("metadata.labels", "metadata.annotations")
+
+
 def _modelled(volume: Mapping[str, Any]) -> bool:
     return any(volume.get(field) is not None for field in _MODELLED)
 
@@ -475,7 +489,7 @@ class PodVolumes:
     """The volumes of one pod whose files Pinnace models (configMap, secret, downwardAPI and
     projected ones), by volume name, kept current by `mount`."""
 
-    __slots__ = ("files", "mounted", "sources", "unprocessed")  # one per pod: thousands a pool
+    __slots__ = ("files", "follows_labels", "mounted", "sources", "unprocessed")  # thousands a pool
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
         self.sources: dict[str, Mapping[str, Any]] = {
@@ -487,6 +501,9 @@ class PodVolumes:
         """Every volume has been set up: the containers may start."""
         self.unprocessed: list[str] = []
         """The names of the claim volumes that cannot be set up yet."""
+        self.follows_labels = any(_reads_labels(v) for v in self.sources.values())
+        """A downwardAPI file holds the pod's labels or annotations: each update of the pod
+        sets it up again (the downwardAPI plugin requires a remount at every pod sync)."""
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodVolumes:

@@ -646,6 +646,9 @@ class PodWorker:
         elif self._new_images(pod) or self.config_blocked or len(self.ephemerals) > ephemerals:
             # A new image to run, annotations that may be fixed now, or an ephemeral container
             self.sync()
+        elif self.volumes.follows_labels and not self.finished:
+            host = self.host
+            self.volumes.mount(pod, host.sources, host.tokens, host.node_allocatable)
 
     def _new_images(self, pod: Mapping[str, Any]) -> bool:
         """Take the images the pod's containers name now (the one field of a container an

@@ -147,3 +147,36 @@ def test_a_downward_api_volume_follows_the_pod_labels_and_annotations(cluster: C
     cluster.ok("label", pod, "zone=us-est-coast")
     labels = ("exec", pod, "--", "cat", "/etc/podinfo/labels")
     assert eventually(lambda: cluster.ok(*labels) == 'app="podinfo"\nzone="us-est-coast"')
+
+
+SHARED = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: shared
+spec:
+  containers:
+  - name: writer
+    image: busybox
+    command: ["sh", "-c", "echo hello > /out/greeting; sleep 1d"]
+    volumeMounts:
+    - {name: scratch, mountPath: /out}
+  - name: reader
+    image: busybox
+    command: ["sleep", "1d"]
+    volumeMounts:
+    - {name: scratch, mountPath: /in, readOnly: true}
+  volumes:
+  - {name: scratch, emptyDir: {}}
+"""
+
+
+def test_a_read_only_mount_of_an_empty_dir_refuses_writes(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=SHARED)
+    cluster.ok("wait", "--for=condition=Ready", "pod/shared", "--timeout=30s")
+    assert cluster.ok("exec", "shared", "-c", "reader", "--", "cat", "/in/greeting") == "hello\n"
+    write = ("exec", "shared", "-c", "reader", "--", "sh", "-c", "echo bye > /in/greeting")
+    done = cluster.kubectl(*write)
+    assert done.returncode == 1
+    assert done.stderr.startswith("sh: can't create /in/greeting: Read-only file system\n")
+    assert cluster.ok("exec", "shared", "-c", "writer", "--", "cat", "/out/greeting") == "hello\n"

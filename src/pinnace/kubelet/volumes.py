@@ -32,12 +32,12 @@ goes with the pod.
 An emptyDir volume starts empty and holds what the pod's containers write into it, shared by
 every container that mounts it (an init container's files are there for the app containers);
 a subPath mount of one of its directories is that directory itself (`Subdirectory`).
-A container's files (`Filesystem`) are its mounts of the pod's volumes and of the pod's three
-/etc files (`pinnace.kubelet.etc_files`, each a file mount) over its own writable layer (what
-it writes elsewhere, gone when it restarts); the image's own files are not modelled. A subPath
-mount of a file is that file alone at its mount path. A written file keeps its last
-`KEPT_BYTES` in memory (what `cat` shows of a longer one), and counts every byte written (what
-`tail -F` follows).
+A container's files (`Filesystem`) are its mounts of the pod's volumes (read-only where the
+mount says `readOnly`, or the claim volume does) and of the pod's three /etc files
+(`pinnace.kubelet.etc_files`, each a file mount) over its own writable layer (what it writes
+elsewhere, gone when it restarts); the image's own files are not modelled. A subPath mount of a
+file is that file alone at its mount path. A written file keeps its last `KEPT_BYTES` in memory
+(what `cat` shows of a longer one), and counts every byte written (what `tail -F` follows).
 """
 
 from __future__ import annotations
@@ -167,6 +167,23 @@ class MountedFile(Mapping[str, str]):
 
     def remove(self, relative: str) -> None:
         self._files.remove(self._name)
+
+
+class ReadOnly(Mapping[str, str]):
+    """Writable files seen through a read-only mount (`readOnly: true`): read live, never
+    written."""
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        self._files = files
+
+    def __getitem__(self, relative: str) -> str:
+        return self._files[relative]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
 
 
 _WRITABLE = (WritableFiles, Subdirectory, MountedFile)
@@ -616,23 +633,32 @@ class PodVolumes:
         for mount in volume_mounts:
             # Checked for every mount, as makeMounts does, modelled volume or not.
             sub_path = mount_sub_path(mount, environment)
-            files = self.files.get(mount.get("name", ""))
+            name = mount.get("name", "")
+            files = self.files.get(name)
             if files is None:
                 continue
             path = _absolute(str(mount.get("mountPath", "")))
-            if not sub_path:
-                mounts.append((path, files))
-                continue
-            sub_path = posixpath.normpath(sub_path)
-            if isinstance(files, WritableFiles) and sub_path not in files:
-                mounts.append((path, Subdirectory(files, sub_path)))
-            elif sub_path in files:  # a file of its own, "" relative to its mount path
-                mounts.append((path, {"": files[sub_path]}))
-            else:
-                prefix = sub_path + "/"
-                below = {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}
-                mounts.append((path, below))
+            mounted = _sub_path_files(files, posixpath.normpath(sub_path)) if sub_path else files
+            if mount.get("readOnly") or _read_only_claim(self.sources.get(name) or {}):
+                mounted = ReadOnly(mounted)
+            mounts.append((path, mounted))
         return Filesystem(mounts, before_read)
+
+
+def _sub_path_files(files: Files, sub_path: str) -> Mapping[str, str]:
+    """What a subPath mount of `files` shows: a directory of writable files, live; a file of
+    its own ("" relative to its mount path), or the files below a directory, as they are."""
+    if isinstance(files, WritableFiles) and sub_path not in files:
+        return Subdirectory(files, sub_path)
+    if sub_path in files:
+        return {"": files[sub_path]}
+    prefix = sub_path + "/"
+    return {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}
+
+
+def _read_only_claim(volume: Mapping[str, Any]) -> bool:
+    """A persistentVolumeClaim volume that every container mounts read-only."""
+    return bool((volume.get("persistentVolumeClaim") or {}).get("readOnly"))
 
 
 def mount_sub_path(mount: Mapping[str, Any], environment: Mapping[str, str]) -> str:

@@ -243,3 +243,16 @@ def test_the_python_clients_replication_controller_flow(cluster: Cluster) -> Non
         return not [p for p in pods if p.metadata.deletion_timestamp is None]
 
     eventually(gone, WAIT)
+
+
+def test_a_service_account_subject_has_no_api_group(cluster: Cluster) -> None:
+    # SetDefaults_Subject leaves a ServiceAccount's apiGroup empty, which JSON omits; a User's
+    # and a Group's is rbac.authorization.k8s.io.
+    cluster.ok("create", "serviceaccount", "robot")
+    cluster.ok("create", "rolebinding", "robot-view", "--clusterrole=view", "--user=ann")
+    cluster.ok("set", "subject", "rolebinding", "robot-view", "--serviceaccount=default:robot")
+    found = cluster.ok("get", "rolebinding", "robot-view", "-o", "jsonpath={.subjects}")
+    assert json.loads(found) == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ann"},
+        {"kind": "ServiceAccount", "name": "robot", "namespace": "default"},
+    ]

@@ -508,3 +508,19 @@ def test_a_pod_writing_past_its_empty_dir_size_limit_is_evicted(cluster: Cluster
     assert eventually(status, timeout=60)["reason"] == "Evicted"
     assert status()["message"] == message
     assert ("Evicted", "kubelet", message) in events_of(cluster, "Pod", "filler")
+
+
+def test_a_claim_made_without_a_default_class_gets_one_later(cluster: Cluster) -> None:
+    # Retroactive default StorageClass assignment (GA in v1.28): the PV controller gives an
+    # unbound claim without a class the default class once there is one.
+    default = "storageclass.kubernetes.io/is-default-class"
+    cluster.ok("annotate", "storageclass", "standard", f"{default}=false", "--overwrite")
+    try:
+        claim = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: early}\n"
+        claim += "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"
+        cluster.ok("apply", "-f", "-", stdin=claim)
+        jsonpath = "jsonpath={.spec.storageClassName}"
+        assert cluster.ok("get", "pvc", "early", "-o", jsonpath) == ""
+    finally:
+        cluster.ok("annotate", "storageclass", "standard", f"{default}=true", "--overwrite")
+    assert eventually(lambda: cluster.ok("get", "pvc", "early", "-o", jsonpath) == "standard")

@@ -176,6 +176,30 @@ def test_a_missing_config_map_key_is_a_config_error_until_it_appears(node: Node)
     assert printed(node, "strict")[0] == "level is debug"
 
 
+def test_a_config_error_is_retried_and_recorded_at_each_failed_sync(node: Node) -> None:
+    # The pod worker retries a failed sync after backOffPeriod (10 s); each retry finds the
+    # image present and fails to make the environment again: `kubectl describe pod` counts
+    # both events (Pulled and Failed, xN over the time waited).
+    ref = {"configMapKeyRef": {"name": "settings", "key": "level"}}
+    body = pod("strict", node="node-1")
+    body["spec"]["containers"][0].update(image="busybox:1.36", command=["sleep", "3600"])
+    body["spec"]["containers"][0]["env"] = [{"name": "LEVEL", "valueFrom": ref}]
+    node.create_pod(body)
+
+    def counts() -> dict[str, int]:
+        events = node.run(node.client.list(EVENTS, "default"))["items"]
+        return {e["message"]: e.get("count", 1) for e in events}
+
+    failed = 'Error: configmap "settings" not found'
+    present = 'Container image "busybox:1.36" already present on machine'
+    node.settle(5)
+    first = counts()
+    node.settle(30)
+    later = counts()
+    assert later[failed] - first[failed] == 3
+    assert later[present] - first.get(present, 0) == 3
+
+
 @pytest.mark.parametrize(
     "env",
     [

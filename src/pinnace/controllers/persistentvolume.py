@@ -5,7 +5,9 @@ Claims: an unbound claim is bound to the smallest Available volume that satisfie
 (`pinnace.scheduling.volumes.find_matching_volume`), or to the volume it names; without one, a
 claim of a class is provisioned, a claim whose class binds on WaitForFirstConsumer waits for
 the scheduler to pick a node (`volume.kubernetes.io/selected-node`), and a claim of no class
-stays Pending. A bound claim whose volume is gone, or no longer names it, is Lost.
+stays Pending, until a default class appears: a claim created without a class while there was
+none gets the default class then (retroactive default StorageClass assignment). A bound claim
+whose volume is gone, or no longer names it, is Lost.
 
 Volumes: Available without a claim, Bound with one; when their claim is deleted, Released
 and then reclaimed by their policy: Retain keeps them Released, Delete deletes a volume a
@@ -41,10 +43,16 @@ from pinnace.api.core.persistentvolume import (
 )
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.api.storage.storageclass import WAIT_FOR_FIRST_CONSUMER, binding_mode
+from pinnace.api.storage.storageclass import (
+    WAIT_FOR_FIRST_CONSUMER,
+    binding_mode,
+    is_default_class,
+)
+from pinnace.apiserver.admission.storage import default_class
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory
 from pinnace.controllers.controller_utils import WorkQueue
 from pinnace.scheduling.volumes import (
+    BETA_STORAGE_CLASS_ANNOTATION,
     BETA_STORAGE_PROVISIONER_ANNOTATION,
     BIND_COMPLETED_ANNOTATION,
     BOUND_BY_CONTROLLER_ANNOTATION,
@@ -129,7 +137,7 @@ class PersistentVolumeController:
             self._volume_changed, lambda old, new: self._volume_changed(new), self._volume_deleted
         )
         self._classes.add_event_handler(
-            lambda sc: self._enqueue_unbound_claims(), lambda old, new: None
+            lambda sc: self._enqueue_unbound_claims(), self._class_changed
         )
 
     async def run(self) -> None:
@@ -170,6 +178,11 @@ class PersistentVolumeController:
         if ref:
             self._queue.add(f"{_CLAIM}{ref.get('namespace')}/{ref.get('name')}")
 
+    def _class_changed(self, old: Object, new: Object) -> None:
+        # v1.32 finds a new default class at its claims' next resync (15 s)
+        if is_default_class(new) and not is_default_class(old):
+            self._enqueue_unbound_claims()
+
     def _enqueue_unbound_claims(self) -> None:
         for claim in self._claims.list():
             if BIND_COMPLETED_ANNOTATION not in annotations_of(claim):
@@ -207,6 +220,8 @@ class PersistentVolumeController:
             if found is not None:
                 await self._bind(dict(found), claim)
                 return
+            if await self._assign_default_class(claim):
+                return  # its update syncs it again
             if delay and SELECTED_NODE_ANNOTATION not in annotations_of(claim):
                 self._event(claim, EVENT_TYPE_NORMAL, *self._unbound_delay_binding_reason(claim))
             elif claim_class(claim):
@@ -226,6 +241,21 @@ class PersistentVolumeController:
         message = f'volume "{name}" already bound to a different claim.'
         self._event(claim, EVENT_TYPE_WARNING, "FailedBinding", message)
         await self._claim_phase(claim, CLAIM_PENDING)
+
+    async def _assign_default_class(self, claim: Object) -> bool:
+        """assignDefaultStorageClass: a claim that names no class (not even "") gets the
+        default class, if there is one now; whether it was updated."""
+        spec = claim.get("spec") or {}
+        has_class = BETA_STORAGE_CLASS_ANNOTATION in annotations_of(claim)
+        if has_class or spec.get("storageClassName") is not None:
+            return False
+        found = default_class(self._classes.list())
+        if found is None:
+            return False
+        updated = clone(claim)
+        updated["spec"]["storageClassName"] = found["metadata"]["name"]
+        await self._client.update(PVCS, updated)
+        return True
 
     def _unbound_delay_binding_reason(self, claim: Object) -> tuple[str, str]:
         """emitEventForUnboundDelayBindingClaim: the claim waits for its first consumer, or

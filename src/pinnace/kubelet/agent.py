@@ -119,6 +119,7 @@ from pinnace.kubelet.tokens import TokenManager
 from pinnace.kubelet.volumes import TokenSource
 from pinnace.kubelet.web import PodLookup, no_pods, service_web
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
+from pinnace.resources.lists import ResourceList
 from pinnace.resources.oom import CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION
 from pinnace.resources.qos import GUARANTEED
 from pinnace.store.codec import Codec
@@ -812,8 +813,11 @@ class NodeAgent:
         c = container_named(pod.get("spec") or {}, container)
         if c is None:
             return {}
-        node = NodeInfo(self.sources, self.config.allocatable_list, self.host_ip, self.services)
+        node = NodeInfo(self.sources, self.node_allocatable, self.host_ip, self.services)
         return container_environment(pod, c, node, pod_ip)
+
+    def node_allocatable(self) -> ResourceList:
+        return self.config.allocatable_list()
 
     def web(self, namespace: str) -> WebGet:
         return service_web(namespace, self.services, self.pods)
@@ -886,7 +890,9 @@ class NodeAgent:
         manager = self.token_manager
         if manager.files_stale(worker.uid):
             pod = worker.read_pod()
-            worker.volumes.renew_tokens(pod, self.sources, self.tokens, manager.first_token)
+            worker.volumes.renew_tokens(
+                pod, self.sources, self.tokens, manager.first_token, self.node_allocatable
+            )
 
     @property
     def container_exited(self) -> OnExit:

@@ -165,7 +165,8 @@ def _value_from(
     if "fieldRef" in value_from:
         return _field_value(value_from["fieldRef"].get("fieldPath", ""), pod, node, pod_ip)
     if "resourceFieldRef" in value_from:
-        return _resource_value(value_from["resourceFieldRef"], pod, container, node)
+        selector = value_from["resourceFieldRef"]
+        return resource_field_value(selector, pod, container, node.allocatable)
     for kind in SOURCE_KINDS:
         ref = value_from.get(kind.env_ref)
         if ref is None:
@@ -203,14 +204,15 @@ def _field_value(path: str, pod: Mapping[str, Any], node: NodeInfo, pod_ip: str)
     return (m.get(subscript.group(1)) or {}).get(subscript.group(2), "")
 
 
-def _resource_value(
+def resource_field_value(
     selector: Mapping[str, Any],
     pod: Mapping[str, Any],
     container: Mapping[str, Any],
-    node: NodeInfo,
+    allocatable: Callable[[], ResourceList],
 ) -> str:
-    """ExtractContainerResourceValue on the container with its limits defaulted to the
-    node's allocatable (defaultPodLimitsForDownwardAPI)."""
+    """ExtractContainerResourceValue on the container `selector` names (else `container`)
+    with its limits defaulted to the node's `allocatable` (defaultPodLimitsForDownwardAPI).
+    Raises ConfigError for a resource it does not give."""
     named = selector.get("containerName")
     if named:
         spec = pod.get("spec") or {}
@@ -221,8 +223,8 @@ def _resource_value(
     # the API server defaults a missing request to the limit
     requests = {**limits, **parse_resource_list(resources.get("requests") or {})}
     unset = [n for n in _DEFAULTED_LIMITS if n not in limits or limits[n].is_zero()]
-    allocatable = node.allocatable() if unset else {}
-    limits.update({n: allocatable[n] for n in unset if n in allocatable})
+    node = allocatable() if unset else {}
+    limits.update({n: node[n] for n in unset if n in node})
     kind, _, resource = str(selector.get("resource", "")).partition(".")
     table = {"limits": limits, "requests": requests}.get(kind)
     if table is None or resource not in _DEFAULTED_LIMITS:

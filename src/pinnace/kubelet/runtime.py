@@ -53,7 +53,7 @@ from pinnace.resources.pod import containers
 
 if TYPE_CHECKING:
     from pinnace.kubelet.behaviour import ContainerBehaviour, ContainerUsage
-    from pinnace.kubelet.shell import LogStream, Output
+    from pinnace.kubelet.shell import LogStream, Output, ShellContext
     from pinnace.kubelet.volumes import WritableFiles
 
 EXIT_CODE_SIGKILL = 137
@@ -146,6 +146,10 @@ class ContainerStatus:
     layer: WritableFiles | None = None
     """Its writable layer: what its commands, and commands exec'd in it, write outside its
     volumes (the kubelet gives it when it starts the run)."""
+    context: ShellContext | None = None
+    """What its commands see, made once for the run (the kubelet's, or at the first exec):
+    a command exec'd in it inherits the environment the container started with and sees the
+    subPath files as they were then, whatever its ConfigMaps and Secrets say since."""
 
     @property
     def state(self) -> ContainerState:

@@ -8,7 +8,8 @@ keys at their paths (which may name subdirectories). One that is missing and not
 an `items` key it does not have, fails the mount: the pod stays in ContainerCreating and the
 kubelet records a FailedMount event (`MountVolume.SetUp failed for volume "config" : configmap
 "x" not found`) until it appears. An optional one that is missing mounts as an empty
-directory. A downwardAPI volume holds the pod's fields it names; a projected volume holds the
+directory. A downwardAPI volume holds the pod's fields and its containers' resources it names
+(a limit not set is the node's allocatable, as in the environment); a projected volume holds the
 files of its sources (configMap, secret, downwardAPI, serviceAccountToken) together, failing
 with the errors of every source that fails. The ServiceAccount admission plugin gives every
 pod one such volume, kube-api-access-xxxxx: `token` (a token the kubelet requested for the
@@ -31,12 +32,12 @@ goes with the pod.
 An emptyDir volume starts empty and holds what the pod's containers write into it, shared by
 every container that mounts it (an init container's files are there for the app containers);
 a subPath mount of one of its directories is that directory itself (`Subdirectory`).
-A container's files (`Filesystem`) are its mounts of the pod's volumes and of the pod's three
-/etc files (`pinnace.kubelet.etc_files`, each a file mount) over its own writable layer (what
-it writes elsewhere, gone when it restarts); the image's own files are not modelled. A subPath
-mount of a file is that file alone at its mount path. A written file keeps its last
-`KEPT_BYTES` in memory (what `cat` shows of a longer one), and counts every byte written (what
-`tail -F` follows).
+A container's files (`Filesystem`) are its mounts of the pod's volumes (read-only where the
+mount says `readOnly`, or the claim volume does) and of the pod's three /etc files
+(`pinnace.kubelet.etc_files`, each a file mount) over its own writable layer (what it writes
+elsewhere, gone when it restarts); the image's own files are not modelled. A subPath mount of a
+file is that file alone at its mount path. A written file keeps its last `KEPT_BYTES` in memory
+(what `cat` shows of a longer one), and counts every byte written (what `tail -F` follows).
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.kubelet.environment import ConfigError, expand
+from pinnace.kubelet.environment import ConfigError, expand, resource_field_value
 from pinnace.kubelet.sources import CLAIM, SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 from pinnace.kubelet.tokens import UNSIGNED
+from pinnace.resources.lists import ResourceList
 from pinnace.scheduling.volumes import claim_not_for_pod
 
 FAILED_MOUNT = "FailedMount"
@@ -165,6 +167,23 @@ class MountedFile(Mapping[str, str]):
 
     def remove(self, relative: str) -> None:
         self._files.remove(self._name)
+
+
+class ReadOnly(Mapping[str, str]):
+    """Writable files seen through a read-only mount (`readOnly: true`): read live, never
+    written."""
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        self._files = files
+
+    def __getitem__(self, relative: str) -> str:
+        return self._files[relative]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
 
 
 _WRITABLE = (WritableFiles, Subdirectory, MountedFile)
@@ -310,15 +329,25 @@ def source_payload(
     return files
 
 
-def downward_files(items: Any, pod: Mapping[str, Any]) -> Files:
-    """The files of a downwardAPI volume or projection: each item's fieldRef, as the
-    kubelet formats it (a map one `key="value"` line per key, sorted). resourceFieldRef
-    items are not modelled."""
+Allocatable = Callable[[], ResourceList]
+"""The node's allocatable, asked only for a resourceFieldRef of a limit not set."""
+
+
+def downward_files(items: Any, pod: Mapping[str, Any], allocatable: Allocatable) -> Files | str:
+    """The files of a downwardAPI volume or projection (the downwardAPI plugin's CollectData):
+    each item's fieldRef, as the kubelet formats it (a map one `key="value"` line per key,
+    sorted), or its resourceFieldRef's value; why not, for a resource it cannot give."""
     files: Files = {}
     for item in items or ():
-        path = (item.get("fieldRef") or {}).get("fieldPath")
-        if path:
-            files[posixpath.normpath(item.get("path", ""))] = _pod_field(pod, path)
+        path = posixpath.normpath(item.get("path", ""))
+        field_path = (item.get("fieldRef") or {}).get("fieldPath")
+        if field_path:
+            files[path] = _pod_field(pod, field_path)
+        elif item.get("resourceFieldRef") is not None:
+            try:
+                files[path] = resource_field_value(item["resourceFieldRef"], pod, {}, allocatable)
+            except ConfigError as e:
+                return str(e)
     return files
 
 
@@ -346,7 +375,11 @@ def no_tokens(pod: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[st
 
 
 def _projected_payload(
-    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
+    volume: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    lookup: SourceLookup,
+    tokens: TokenSource,
+    allocatable: Allocatable,
 ) -> Files | str | None:
     """The projected volume's sources in order, later files replacing earlier ones; the
     errors of every source that fails, together; None while a token is awaited."""
@@ -362,7 +395,7 @@ def _projected_payload(
                 found = lookup(kind, namespace, projection.get("name", ""))
                 payload = source_payload(kind, projection, found)
         if source.get("downwardAPI") is not None:
-            payload = downward_files(source["downwardAPI"].get("items"), pod)
+            payload = downward_files(source["downwardAPI"].get("items"), pod, allocatable)
         if source.get("serviceAccountToken") is not None:
             projection = source["serviceAccountToken"]
             token, why = tokens(pod, projection)
@@ -399,7 +432,11 @@ def claim_payload(
 
 
 def volume_payload(
-    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
+    volume: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    lookup: SourceLookup,
+    tokens: TokenSource,
+    allocatable: Allocatable,
 ) -> Files | str | None:
     """The files of one of the volumes Pinnace models, or why its mount fails; None while a
     token it holds is awaited. An emptyDir's, and a bound claim's, are new `WritableFiles`:
@@ -417,8 +454,8 @@ def volume_payload(
             found = lookup(kind, namespace, source.get(kind.volume_name, ""))
             return source_payload(kind, source, found)
     if volume.get("downwardAPI") is not None:
-        return downward_files(volume["downwardAPI"].get("items"), pod)
-    return _projected_payload(volume, pod, lookup, tokens)
+        return downward_files(volume["downwardAPI"].get("items"), pod, allocatable)
+    return _projected_payload(volume, pod, lookup, tokens, allocatable)
 
 
 def _ephemeral_claim(pod: Mapping[str, Any], volume: Mapping[str, Any]) -> str:
@@ -428,6 +465,20 @@ def _ephemeral_claim(pod: Mapping[str, Any], volume: Mapping[str, Any]) -> str:
 def _holds_token(volume: Mapping[str, Any]) -> bool:
     sources = (volume.get("projected") or {}).get("sources") or ()
     return any(source.get("serviceAccountToken") is not None for source in sources)
+
+
+def _reads_labels(volume: Mapping[str, Any]) -> bool:
+    """Whether a downwardAPI item of the volume (or of its projection) holds the pod's labels
+    or annotations, which may change while it runs."""
+    sources = [volume, *((volume.get("projected") or {}).get("sources") or ())]
+    return any(
+        str((item.get("fieldRef") or {}).get("fieldPath", "")).startswith(_CHANGING_FIELDS)
+        for source in sources
+        for item in (source.get("downwardAPI") or {}).get("items") or ()
+    )
+
+
+_CHANGING_FIELDS = ("metadata.labels", "metadata.annotations")
 
 
 def _modelled(volume: Mapping[str, Any]) -> bool:
@@ -455,7 +506,7 @@ class PodVolumes:
     """The volumes of one pod whose files Pinnace models (configMap, secret, downwardAPI and
     projected ones), by volume name, kept current by `mount`."""
 
-    __slots__ = ("files", "mounted", "sources", "unprocessed")  # one per pod: thousands a pool
+    __slots__ = ("files", "follows_labels", "mounted", "sources", "unprocessed")  # thousands a pool
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
         self.sources: dict[str, Mapping[str, Any]] = {
@@ -467,6 +518,9 @@ class PodVolumes:
         """Every volume has been set up: the containers may start."""
         self.unprocessed: list[str] = []
         """The names of the claim volumes that cannot be set up yet."""
+        self.follows_labels = any(_reads_labels(v) for v in self.sources.values())
+        """A downwardAPI file holds the pod's labels or annotations: each update of the pod
+        sets it up again (the downwardAPI plugin requires a remount at every pod sync)."""
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodVolumes:
@@ -487,11 +541,17 @@ class PodVolumes:
         """The ConfigMaps, Secrets and claims the volumes of `pod` (theirs) read."""
         return set().union(*(_source_names(pod, v) for v in self.sources.values()))
 
-    def mount(self, pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource) -> list[str]:
+    def mount(
+        self,
+        pod: Mapping[str, Any],
+        lookup: SourceLookup,
+        tokens: TokenSource,
+        allocatable: Allocatable,
+    ) -> list[str]:
         """Set up (or bring up to date) every volume; the FailedMount messages of those that
         fail. A volume that fails, or waits for a token, keeps the files it had."""
         self.unprocessed = []
-        failures = self._set_up(self.sources, pod, lookup, tokens)
+        failures = self._set_up(self.sources, pod, lookup, tokens, allocatable)
         self.mounted = len(self.files) == len(self.sources)
         return failures
 
@@ -501,6 +561,7 @@ class PodVolumes:
         lookup: SourceLookup,
         tokens: TokenSource,
         first_token: FirstToken,
+        allocatable: Allocatable,
     ) -> None:
         """Set up again the volumes set up so far that hold a service account token, with the
         token `tokens` has now. One that fails to be set up keeps its files, but for the
@@ -508,7 +569,7 @@ class PodVolumes:
         becomes `first_token`, as the live mode wrote the token signed."""
         for name, volume in self.sources.items():
             holds = name in self.files and _holds_token(volume)
-            if holds and self._set_up({name: volume}, pod, lookup, tokens):
+            if holds and self._set_up({name: volume}, pod, lookup, tokens, allocatable):
                 self._sign_stand_ins(self.files[name], volume, pod, first_token)
 
     @staticmethod
@@ -528,10 +589,11 @@ class PodVolumes:
         pod: Mapping[str, Any],
         lookup: SourceLookup,
         tokens: TokenSource,
+        allocatable: Allocatable,
     ) -> list[str]:
         failures = []
         for volume, source in volumes.items():
-            payload = volume_payload(source, pod, lookup, tokens)
+            payload = volume_payload(source, pod, lookup, tokens, allocatable)
             if isinstance(payload, Unprocessed):
                 self.unprocessed.append(volume)
                 continue
@@ -571,23 +633,32 @@ class PodVolumes:
         for mount in volume_mounts:
             # Checked for every mount, as makeMounts does, modelled volume or not.
             sub_path = mount_sub_path(mount, environment)
-            files = self.files.get(mount.get("name", ""))
+            name = mount.get("name", "")
+            files = self.files.get(name)
             if files is None:
                 continue
             path = _absolute(str(mount.get("mountPath", "")))
-            if not sub_path:
-                mounts.append((path, files))
-                continue
-            sub_path = posixpath.normpath(sub_path)
-            if isinstance(files, WritableFiles) and sub_path not in files:
-                mounts.append((path, Subdirectory(files, sub_path)))
-            elif sub_path in files:  # a file of its own, "" relative to its mount path
-                mounts.append((path, {"": files[sub_path]}))
-            else:
-                prefix = sub_path + "/"
-                below = {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}
-                mounts.append((path, below))
+            mounted = _sub_path_files(files, posixpath.normpath(sub_path)) if sub_path else files
+            if mount.get("readOnly") or _read_only_claim(self.sources.get(name) or {}):
+                mounted = ReadOnly(mounted)
+            mounts.append((path, mounted))
         return Filesystem(mounts, before_read)
+
+
+def _sub_path_files(files: Files, sub_path: str) -> Mapping[str, str]:
+    """What a subPath mount of `files` shows: a directory of writable files, live; a file of
+    its own ("" relative to its mount path), or the files below a directory, as they are."""
+    if isinstance(files, WritableFiles) and sub_path not in files:
+        return Subdirectory(files, sub_path)
+    if sub_path in files:
+        return {"": files[sub_path]}
+    prefix = sub_path + "/"
+    return {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}
+
+
+def _read_only_claim(volume: Mapping[str, Any]) -> bool:
+    """A persistentVolumeClaim volume that every container mounts read-only."""
+    return bool((volume.get("persistentVolumeClaim") or {}).get("readOnly"))
 
 
 def mount_sub_path(mount: Mapping[str, Any], environment: Mapping[str, str]) -> str:

@@ -121,6 +121,7 @@ from pinnace.kubelet.volumes import (
     TokenSource,
     WritableFiles,
 )
+from pinnace.resources.lists import ResourceList
 from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
 
@@ -178,6 +179,9 @@ class PodHost(Protocol):
     ) -> LinuxContainerResources:
         """The cgroup settings the container runs under."""
 
+    def node_allocatable(self) -> ResourceList:
+        """The node's allocatable (a downward API resourceFieldRef of a limit not set)."""
+
     def files_read(self, worker: PodWorker) -> None:
         """A container of the worker's pod is about to read its files: bring them up to date
         (the token refreshes the simulated mode made no one see yet)."""
@@ -213,6 +217,8 @@ class _Plan:
     post_start: HookRun | None = None
     pre_stop: HookRun | None = None
     outcomes: Mapping[ProbeType, ProbeOutcomes] | None = None
+    context: ShellContext | None = None
+    """What its commands see, when its start made it (`ContainerStatus.context`)."""
 
 
 def _container_specs(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -545,7 +551,9 @@ class PodWorker:
         if self.config_blocked:
             self.sync()
         else:
-            self.volumes.mount(self.read_pod(), self.host.sources, self.host.tokens)
+            self.volumes.mount(
+                self.read_pod(), self.host.sources, self.host.tokens, self.host.node_allocatable
+            )
 
     @property
     def finished(self) -> bool:
@@ -638,6 +646,9 @@ class PodWorker:
         elif self._new_images(pod) or self.config_blocked or len(self.ephemerals) > ephemerals:
             # A new image to run, annotations that may be fixed now, or an ephemeral container
             self.sync()
+        elif self.volumes.follows_labels and not self.finished:
+            host = self.host
+            self.volumes.mount(pod, host.sources, host.tokens, host.node_allocatable)
 
     def _new_images(self, pod: Mapping[str, Any]) -> bool:
         """Take the images the pod's containers name now (the one field of a container an
@@ -754,7 +765,8 @@ class PodWorker:
 
     def _mount(self, pod: Mapping[str, Any]) -> bool:
         """Set up the pod's volumes; a FailedMount event for each that fails anew."""
-        failures = self.volumes.mount(pod, self.host.sources, self.host.tokens)
+        host = self.host
+        failures = self.volumes.mount(pod, host.sources, host.tokens, host.node_allocatable)
         for message in failures:
             if message not in self._mount_failures:
                 self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
@@ -860,30 +872,34 @@ class PodWorker:
         try:
             pod_ip = self.pod_ip
             now = self.host.clock.now
+            behaviour, context = self._behaviour(pod, c.name, spec, layer)
             return _Plan(
-                self._behaviour(pod, c.name, spec, layer),
+                behaviour,
                 hook_run(pod, spec, POST_START, now),
                 hook_run(pod, spec, PRE_STOP, now),
                 {
                     kind: probe_outcomes(pod, spec, prober.probe, pod_ip, now)
                     for kind, prober in probers.items()
                 },
+                context,
             )
         except (BehaviourError, ConfigError) as e:
             return str(e)
 
     def _behaviour(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
-    ) -> ContainerBehaviour:
-        """Container `name`'s model for a run over `layer`. Raises ConfigError (its environment
-        cannot be made: a missing ConfigMap or Secret) or BehaviourError."""
+    ) -> tuple[ContainerBehaviour, ShellContext | None]:
+        """Container `name`'s model for a run over `layer`, and what its commands see when
+        that had to be made now (it has a command, or an environment that may fail). Raises
+        ConfigError (its environment cannot be made: a missing ConfigMap or Secret) or
+        BehaviourError."""
         unknown = self.host.unknown_command
-        if container_argv(pod, name):
-            context = self._shell_context(pod, name, spec, layer)
-            return container_behaviour(pod, name, context, unknown)
-        if may_fail(spec):  # nothing reads it, but its creation fails all the same
-            self.host.container_environment(pod, name, self.pod_ip)
-        return commandless_behaviour(pod, name, unknown)
+        command = container_argv(pod, name)
+        # a commandless one's creation fails all the same, and exec'd commands inherit it
+        context = self._shell_context(pod, name, spec, layer) if command or may_fail(spec) else None
+        if command:
+            return container_behaviour(pod, name, context, unknown), context
+        return commandless_behaviour(pod, name, unknown), context
 
     def _shell_context(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
@@ -928,10 +944,13 @@ class PodWorker:
                 layer = c.current.layer
                 if layer is None:  # a run the kubelet did not start: none given
                     layer = c.current.layer = WritableFiles()
-                try:
-                    context = self._shell_context(pod, name, spec, layer)
-                except ConfigError:
-                    return None
+                context = c.current.context
+                if context is None:
+                    try:
+                        context = self._shell_context(pod, name, spec, layer)
+                    except ConfigError:
+                        return None
+                    c.current.context = context
                 argv = expand_command(container_argv(pod, name), context.environment)
                 runtime, current = self.host.runtime, c.current.id
                 return Attached(
@@ -957,9 +976,11 @@ class PodWorker:
         layer = WritableFiles()  # a new run's: what the last one wrote is gone
         plan = self._plan(c, pod, layer)
         if isinstance(plan, str):
-            if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, plan):
-                self._event(c, "Warning", "Failed", f"Error: {plan}")
+            self._event(c, "Warning", "Failed", f"Error: {plan}")
             c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, plan)
+            # The pod worker's retry after a failed sync (a change of what it reads comes
+            # sooner: source_changed).
+            wake.append(self.host.clock.now() + INITIAL_BACKOFF)
             return
         probers = c.probers or _NO_PROBERS
         if c.previous is not None:
@@ -973,7 +994,7 @@ class PodWorker:
             self.host.container_exited,
             self.host.container_resources(pod, c.name),
         )
-        c.current.layer = layer
+        c.current.layer, c.current.context = layer, plan.context
         c.waiting = ("", "")
         c.startup_passed = ProbeType.STARTUP not in probers
         c.readiness_passed = ProbeType.READINESS not in probers
@@ -1120,7 +1141,7 @@ class PodWorker:
             self.host.container_resources(pod, c.name),
             recorded.started_at,
         )
-        c.current.layer = layer
+        c.current.layer, c.current.context = layer, plan.context
         readiness = probers.get(ProbeType.READINESS)
         if readiness is not None:
             readiness.resume(c.readiness_passed)

@@ -34,15 +34,16 @@ SERVICE_ACCOUNT = "ServiceAccount"
 
 def default_binding(binding: Object) -> None:
     """SetDefaults_RoleBinding/ClusterRoleBinding and SetDefaults_Subject: the role and the
-    User and Group subjects are in the RBAC group, ServiceAccounts in the core one."""
+    User and Group subjects are in the RBAC group, ServiceAccounts in the core one ("", which
+    JSON omits: `apiGroup` is omitempty)."""
     role_ref = binding.get("roleRef")
     if isinstance(role_ref, dict) and not role_ref.get("apiGroup"):
         role_ref["apiGroup"] = GROUP
     for subject in binding.get("subjects") or ():
         if not isinstance(subject, dict) or subject.get("apiGroup"):
             continue
-        if subject.get("kind") == SERVICE_ACCOUNT:
-            subject["apiGroup"] = ""
+        if subject.get("kind") == SERVICE_ACCOUNT and subject.get("apiGroup", "") in ("", None):
+            subject.pop("apiGroup", None)
         elif subject.get("kind") in (USER, GROUP_KIND):
             subject["apiGroup"] = GROUP
 

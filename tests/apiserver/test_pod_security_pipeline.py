@@ -65,3 +65,23 @@ def test_a_warn_label_added_later_warns_of_the_next_template(api: Any) -> None:
     assert warned.warnings == [
         'would violate PodSecurity "baseline:latest": host namespaces (hostPID=true)'
     ]
+
+
+def test_a_pods_status_is_written_whatever_its_namespaces_policy(api: Any) -> None:
+    """PodSecurity ignores pods/status (its kubelet's writes): a pod the enforce policy would
+    refuse now has its status written without a warning, while a change to its spec is
+    judged."""
+    client = LocalClient(api.server)
+    api.call(client.create, NAMESPACES, "", {"metadata": {"name": "team"}})
+    api.call(client.create, PODS, "team", host_pid_pod("before"))
+    api.call(label, client, {ENFORCE: "baseline", WARN: "baseline"})
+    status = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    written = api.call(
+        api.server.patch, PODS, "team", "before", PatchType.MERGE, status, None, "status"
+    )
+    assert written.warnings == []
+    assert written.obj["status"]["phase"] == "Running"
+    image = {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}
+    with pytest.raises(StatusError) as refused:
+        api.call(api.server.patch, PODS, "team", "before", PatchType.STRATEGIC_MERGE, image)
+    assert refused.value.code == 403

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -233,13 +233,13 @@ def _count_signatures(cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch
     """[the number of tokens signed so far], kept up to date."""
     signed = [0]
     key = cluster.server.service_account_tokens.key
-    sign = key.sign_payload
+    sign = key.sign
 
-    def counted(token_claims: str) -> str:
+    def counted(token_claims: Mapping[str, Any]) -> str:
         signed[0] += 1
         return sign(token_claims)
 
-    monkeypatch.setattr(key, "sign_payload", counted)
+    monkeypatch.setattr(key, "sign", counted)
     return signed
 
 

@@ -222,12 +222,10 @@ class AdmissionChain:
         self, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
     ) -> list[str]:
         """PodSecurity's validation of a write: its warnings, or its 403 (a pod the enforce
-        policy forbids) or 422 (a namespace's labels that do not parse). Only for the kinds
+        policy forbids) or 422 (a namespace's labels that do not parse). Only for the writes
         `pod_security_applies` to."""
         config = self.pod_security_configuration
         if _is(kind, "", "Namespace"):
-            if subresource:
-                return []
             warnings, enforce = pod_security.validate_namespace(config, obj, old)
             if enforce is None:
                 return warnings
@@ -243,17 +241,16 @@ class AdmissionChain:
             return pod_security.validate_pod(
                 config, username, found, obj, old, subresource, policies
             )
-        if subresource:
-            return []
         return pod_security.validate_pod_controller(
             config, username, found, kind.group, kind.kind, obj, policies
         )
 
     @staticmethod
-    def pod_security_applies(kind: Kind) -> bool:
-        """Whether PodSecurity looks at writes of this kind (pods, their controllers,
-        namespaces): the others skip the call."""
-        return pod_security.applies_to(kind.group, kind.kind)
+    def pod_security_applies(kind: Kind, subresource: str = "") -> bool:
+        """Whether PodSecurity looks at writes of this kind and subresource (pods, their
+        controllers, namespaces; no subresource but a pod's it does not ignore): the others
+        skip the call."""
+        return pod_security.applies_to(kind.group, kind.kind, subresource)
 
     @staticmethod
     def validates(operation: str, kind: Kind) -> bool:

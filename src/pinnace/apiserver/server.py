@@ -682,7 +682,7 @@ class APIServer:
                     errs = errs + options.validate_update(new, old)
                 self._validate(kind, new, errs)
                 written = warnings + ([] if subresource else kind.warnings_on_update(new, old))
-                if self.admission.pod_security_applies(kind):
+                if self.admission.pod_security_applies(kind, subresource):
                     written += await self.admission.pod_security(kind, new, old, subresource)
                 if self.admission.validates("UPDATE", kind):
                     await self.admission.validate("UPDATE", kind, new, old, subresource)

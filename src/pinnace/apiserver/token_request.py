@@ -32,7 +32,6 @@ from pinnace.apiserver.auth.tokens import (
     EXPIRATION_EXTENSION,
     WARN_ONLY_EXPIRATION,
     Bound,
-    payload,
 )
 from pinnace.apiserver.server import Result
 from pinnace.clock.rfc3339 import format_time
@@ -159,8 +158,7 @@ async def grant_token(
         "token": "",
         "expirationTimestamp": format_time(now + spec["expirationSeconds"]),
     }
-    # Encoded now: a grant signed when read keeps the string, not the claims' dicts.
-    return Grant(request, warnings, functools.partial(tokens.key.sign_payload, payload(claims)))
+    return Grant(request, warnings, functools.partial(tokens.sign, claims))
 
 
 async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> Bound:

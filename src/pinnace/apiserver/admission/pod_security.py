@@ -56,9 +56,13 @@ _CONTROLLERS: dict[tuple[str, str], tuple[str, ...]] = {
 _MAX_PODS_TO_CHECK = 3000
 
 
-def applies_to(group: str, kind: str) -> bool:
-    """Whether the plugin looks at writes of this kind at all."""
-    return (group, kind) in _CONTROLLERS or (group, kind) in (("", "Pod"), ("", "Namespace"))
+def applies_to(group: str, kind: str, subresource: str = "") -> bool:
+    """Whether the plugin looks at writes of this kind (of this subresource) at all: of a
+    pod's, not those it ignores (its status above all, which its kubelet writes), as
+    v1.32's ValidatePod returns at once for them; of the other kinds', none."""
+    if (group, kind) == ("", "Pod"):
+        return subresource not in _IGNORED_POD_SUBRESOURCES
+    return not subresource and ((group, kind) in _CONTROLLERS or (group, kind) == ("", "Namespace"))
 
 
 def _labels(namespace: Mapping[str, Any] | None) -> Mapping[str, Any]:

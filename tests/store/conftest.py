@@ -7,7 +7,8 @@ prefix of their own. The
 past it, so that reads and watch replays go through the packed form, and settles keys in blocks
 of one or two, so that blocks split and merge often; the "unsettled" one packs as often but
 holds one key's latest change (the one written last, of those past the recent one) and settles
-no key (the simulated mode's store)."""
+no key (the simulated mode's store); the "ahead" one packs as often, on a thread of its own as
+objects are written (`pinnace up --in-memory`'s store), on a real loop."""
 
 from __future__ import annotations
 
@@ -45,6 +46,15 @@ class Backend:
             return MemoryStore(
                 recent_versions=1, held_versions=0, settled_block=1, segment_bytes=256, **options
             )
+        if self.name == "ahead":
+            return MemoryStore(
+                pack_ahead=True,
+                recent_versions=1,
+                held_versions=0,
+                settled_block=1,
+                segment_bytes=256,
+                **options,
+            )
         if self.name == "unsettled":
             return MemoryStore(
                 recent_versions=1, held_versions=1, segment_bytes=256, settle_keys=False, **options
@@ -69,7 +79,7 @@ class Backend:
         async def wrapped() -> T:
             return await main()
 
-        if self.name != "sqlite":
+        if self.name not in ("sqlite", "ahead"):
             with VirtualClock() as clock:
                 return clock.run(wrapped())
         return asyncio.run(asyncio.wait_for(wrapped(), timeout=30))
@@ -102,7 +112,7 @@ def etcd_servers() -> Iterator[EtcdServers]:
     servers.close()
 
 
-@pytest.fixture(params=["memory", "packed", "unsettled", "sqlite", "etcd"])
+@pytest.fixture(params=["memory", "packed", "unsettled", "ahead", "sqlite", "etcd"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     etcds = request.getfixturevalue("etcd_servers") if request.param == "etcd" else None
     backend = Backend(request.param, tmp_path, etcds)

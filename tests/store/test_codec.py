@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from pinnace.store import MemoryStore
-from pinnace.store.codec import LEARN_AT, Codec
+from pinnace.store.codec import LEARN_AT, PACKED_LATELY, Codec
 
 
 def pod(i: int, kind: str = "CodecTestPod") -> dict:
@@ -100,3 +100,26 @@ def test_a_plain_codec_keeps_the_text_and_reads_it_back_beside_packed_objects() 
     assert plain.inflate(plain.pack_block(block, orjson.dumps(pod(2)))) == block
     for i in range(min(LEARN_AT) + 1):  # no learning: every one stays the text
         assert plain.unpack(plain.pack(pod(i))) == pod(i)
+
+
+def test_the_same_object_packed_again_lately_is_deflated_once_for_all_its_keepers() -> None:
+    """The store and every informer of the process that keeps packed objects are handed the
+    same written object: the first packing serves the others."""
+    codec = Codec()
+    obj = pod(1)
+    first = codec.pack(obj)
+    assert codec.pack(obj) is first
+    assert codec.pack(obj, head=b"\x01\x02") == b"\x01\x02" + first
+    equal = orjson.loads(orjson.dumps(obj))  # another object, even if equal: packed anew
+    assert codec.pack(equal) is not first
+    assert codec.unpack(codec.pack(equal)) == codec.unpack(first) == obj
+
+
+def test_objects_packed_long_ago_are_not_kept_for_reuse() -> None:
+    codec = Codec()
+    objects = [pod(i) for i in range(PACKED_LATELY + 1)]
+    first = codec.pack(objects[0])
+    for obj in objects[1:]:
+        codec.pack(obj)
+    again = codec.pack(objects[0])
+    assert again is not first and codec.unpack(again) == codec.unpack(first)

@@ -295,9 +295,9 @@ class _ThreadNoting(Codec):
         super().__init__()
         self.threads: set[int] = set()
 
-    def pack_json(self, data: bytes, kind: str | None = None) -> bytes:
+    def pack_json(self, data: bytes, kind: str | None = None, head: bytes = b"") -> bytes:
         self.threads.add(threading.get_ident())
-        return super().pack_json(data, kind)
+        return super().pack_json(data, kind, head)
 
 
 def test_objects_are_packed_off_the_event_loop_and_read_back_as_written(tmp_path: Path) -> None:
@@ -322,6 +322,25 @@ def test_objects_are_packed_off_the_event_loop_and_read_back_as_written(tmp_path
 
     run(main())
     assert threading.get_ident() not in codec.threads
+
+
+def test_an_informer_keeping_packed_objects_gets_the_writer_threads_packing(
+    tmp_path: Path,
+) -> None:
+    """What the writer thread packed before the write was published is what the process's
+    informers that keep objects packed (sharing the store's codec) are handed: the event loop
+    does not deflate the object again."""
+    codec = _ThreadNoting()
+
+    async def main() -> None:
+        store = SQLiteStore(tmp_path / "db", codec=codec)
+        written = await store.create("pods/ns/a", {"kind": "Pod", "metadata": {"name": "a"}})
+        assert codec.threads and threading.get_ident() not in codec.threads
+        assert codec.unpack(codec.pack(written)) == written
+        assert threading.get_ident() not in codec.threads
+        await store.close()
+
+    run(main())
 
 
 def test_an_error_that_depends_on_a_pending_write_waits_until_it_is_durable(

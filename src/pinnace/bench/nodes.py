@@ -95,7 +95,7 @@ async def _measure(
     nodes: int, pods_per_node: int, seconds: float, compaction_interval: float
 ) -> Figures:
     clock = Clock(asyncio.get_running_loop())
-    store = MemoryStore()
+    store = MemoryStore(pack_ahead=True)
     options = ClusterOptions(
         nodes=node_configs(nodes),
         scheduler=False,

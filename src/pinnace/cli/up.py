@@ -689,7 +689,7 @@ def kubeconfig(
 
 async def _open_store(options: UpOptions) -> Store:
     if options.data_dir is None:
-        return MemoryStore()
+        return MemoryStore(pack_ahead=True)
     directory = Path(options.data_dir).expanduser()
     directory.mkdir(parents=True, exist_ok=True)  # with etcd too: the CA and kubeconfig's
     if options.etcd_servers:

@@ -21,7 +21,7 @@ from pinnace.store.interface import (
     WatchClosedError,
     WatchEvent,
 )
-from pinnace.store.mvcc import HELD_VERSIONS, RECENT_VERSIONS, MvccState
+from pinnace.store.mvcc import HELD_VERSIONS, RECENT_VERSIONS, MvccState, PackedAhead
 from pinnace.store.segments import SEGMENT_BYTES
 from pinnace.store.settled import BLOCK
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER, WatchHub
@@ -99,9 +99,10 @@ class MvccStore(Store):
     async def _write(self, key: str, build: Build) -> Object:
         """Build the change against the key's latest state, commit it, return its object."""
 
-    def _commit(self, event: WatchEvent, packed: bytes | None = None) -> bool:
+    def _commit(self, event: WatchEvent, packed: PackedAhead = None) -> bool:
         """Make a durable change visible to readers and watchers; True if watchers lag.
-        `packed`: the object as the codec packs it, if that was done ahead."""
+        `packed`: the object as the codec packs it, if that was done (or is being done)
+        ahead."""
         self._state.apply(event, packed)
         for observer in self._observers:
             observer(event)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import threading
 import zlib
-from collections import deque
+from collections import OrderedDict, deque
 
 import orjson
 
@@ -250,6 +250,11 @@ _MAX_DICTIONARIES = 255
 _PLAIN = 255
 """The index that marks JSON text kept as it is (after every dictionary's)."""
 """A packed object names its dictionary in one byte."""
+PACKED_LATELY = 1024
+"""Objects whose packed form a codec keeps for whoever packs them next: more than are written
+between an object's commit and the last informer of the process hearing of it (a start
+creates pods 500 at a time), and a fraction of what the store keeps as written anyway
+(`RECENT_VERSIONS`), so they cost only their packed forms (~0.2 MiB)."""
 _MAX_KINDS = 64
 _MAX_KIND_NAME = 63
 """Kinds past the first 64 (or with longer names) share one entry: the name is only a guess
@@ -292,10 +297,34 @@ class Codec:
         self._dictionaries = [_DICTIONARY]
         self._kinds: dict[str, _Kind] = {}
         self._learning = threading.Lock()
+        self._lately: OrderedDict[int, tuple[Object, bytes]] = OrderedDict()
+        """The objects `pack` packed last, by identity (each held, so that its id is not
+        another's meanwhile), with what it made of them."""
 
     def pack(self, obj: Object, text: bytes | None = None, head: bytes = b"") -> bytes:
         """`obj` in compact form; `text`: its JSON text, if at hand; `head`: bytes to put
-        before it (in the same copy). Raises TypeError if it is not JSON."""
+        before it (in the same copy). Raises TypeError if it is not JSON.
+
+        A written object reaches several keepers of packed objects at about the same time
+        (the store, the node agents' and the metrics' informers, the dashboard's), each of
+        which would deflate it again: the same object (the same dict: a stored object never
+        changes) packed lately is packed once for all. Plain text (`deflate=False`) is not
+        worth remembering."""
+        if not self.deflates:
+            return self._pack(obj, text, head)
+        lately = self._lately
+        seen = lately.get(id(obj))
+        if seen is not None and seen[0] is obj:
+            return head + seen[1] if head else seen[1]
+        if head:
+            return self._pack(obj, text, head)
+        packed = self._pack(obj, text, b"")
+        lately[id(obj)] = (obj, packed)
+        if len(lately) > PACKED_LATELY:
+            lately.popitem(last=False)
+        return packed
+
+    def _pack(self, obj: Object, text: bytes | None, head: bytes) -> bytes:
         kind = obj.get("kind")
         data = orjson.dumps(obj) if text is None else text
         return self.pack_json(data, kind if isinstance(kind, str) else "", head)

@@ -34,6 +34,7 @@ from typing import TypeGuard
 
 import orjson
 
+from pinnace.store.ahead import Ahead
 from pinnace.store.codec import Codec
 from pinnace.store.interface import (
     CompactedError,
@@ -152,6 +153,9 @@ Packed = bytes
 its revision): the change's type (one byte), its revision (8 bytes), then its
 object packed by the store's `Codec`."""
 Change = Version | Packed | Ref
+PackedAhead = bytes | Ahead | None
+"""A change's object as the codec packs it, when that was done (bytes) or is being done
+(`Ahead`) off the event loop; None: the state packs it when it must."""
 History = list[Change] | Change
 """A key's retained changes in revision order (the last one is the key's latest), or the
 change itself when there is one (most keys: an Event is written once)."""
@@ -232,12 +236,12 @@ class MvccState:
         self._log: list[str | None] = []
         # The last `recent_versions` of _log, unpacked, each with its object packed if that was
         # done ahead (off the event loop); compaction takes the versions it passes.
-        self._recent: deque[tuple[Version, bytes | None]] = deque()
+        self._recent: deque[tuple[Version, PackedAhead]] = deque()
         self._recent_versions = recent_versions
         # The live keys whose latest change has left _recent, with it (and its packed object,
         # if made ahead), the one written longest ago first: packed once a later change
         # replaces it, or once it is first of more than _held_versions.
-        self._held: OrderedDict[str, tuple[Version, bytes | None]] = OrderedDict()
+        self._held: OrderedDict[str, tuple[Version, PackedAhead]] = OrderedDict()
         self._held_versions = held_versions
         self._versions = 0
         # The object `get` read last, by key and revision: a write reads its key again at
@@ -400,10 +404,10 @@ class MvccState:
             )
         return live
 
-    def apply(self, event: WatchEvent, packed: bytes | None = None) -> None:
+    def apply(self, event: WatchEvent, packed: PackedAhead = None) -> None:
         """Commit the next change; its revision must be `revision + 1`. `packed`: its object
         as the codec packs it, when that was done elsewhere (the SQLite store's writer thread
-        does it), for when the change leaves the recent ones."""
+        does it) or is being done (`Ahead`), for when the change leaves the recent ones."""
         version = Version(event.type, event.key, event.object, event.revision)
         self._record(version)
         self._log.append(version.key)
@@ -496,13 +500,13 @@ class MvccState:
         history.append(version.stored)
         self._versions += 1
 
-    def _keep_recent(self, version: Version, packed: bytes | None) -> None:
+    def _keep_recent(self, version: Version, packed: PackedAhead) -> None:
         recent = self._recent
         recent.append((version, packed))
         if len(recent) > self._recent_versions:
             self._leave_recent(*recent.popleft())
 
-    def _leave_recent(self, version: Version, packed: bytes | None) -> None:
+    def _leave_recent(self, version: Version, packed: PackedAhead) -> None:
         """A version leaves the recent ones: held if it is its key's live latest change, else
         packed."""
         if version.type != "DELETED":
@@ -515,14 +519,14 @@ class MvccState:
                 return
         self._pack(version, packed)
 
-    def _release(self, version: Version, packed: bytes | None) -> None:
+    def _release(self, version: Version, packed: PackedAhead) -> None:
         """A held version is packed while it is still its key's latest: the key settles as
         one compaction left would, if compaction has passed it."""
         self._pack(version, packed)
         if version.revision <= self.compacted_revision:
             self._unsettled.append(version.key)
 
-    def _pack(self, version: Version, packed: bytes | None) -> None:
+    def _pack(self, version: Version, packed: PackedAhead) -> None:
         """Keep only the packed form of a version leaving the recent ones (or held), if it is
         still in its key's history: in the segments, unless compaction has passed it."""
         history = self._history.get(version.key)
@@ -535,7 +539,9 @@ class MvccState:
                     history[i] = self._packed(version, packed)
                     break
 
-    def _packed(self, version: Version, packed_object: bytes | None) -> Change:
+    def _packed(self, version: Version, packed_object: PackedAhead) -> Change:
+        if isinstance(packed_object, Ahead):
+            packed_object = packed_object.packed
         packed = version.pack(self._codec, packed_object)
         if version.revision > self.compacted_revision:
             ref = self._segments.add(packed, version.revision)

@@ -55,8 +55,6 @@ class _Batch:
     done: asyncio.Future[None]
     rows: list[Row] = field(default_factory=list)
     events: list[WatchEvent] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)
-    """Each row's object's kind, for its codec."""
 
 
 @dataclass(slots=True)
@@ -149,8 +147,6 @@ class SQLiteStore(MvccStore):
         batch = self._batch()
         batch.rows.append(row)
         batch.events.append(event)
-        kind = event.object.get("kind")
-        batch.kinds.append(kind if isinstance(kind, str) else "")
         self._pending[key] = _Pending(event, batch, created)
         await asyncio.shield(batch.done)
         return event.object
@@ -172,15 +168,17 @@ class SQLiteStore(MvccStore):
         self._open_batch = None
         self._inflight = batch
         commit = asyncio.get_running_loop().run_in_executor(
-            self._executor, self._append, batch.rows, batch.kinds
+            self._executor, self._append, batch.rows, batch.events
         )
         commit.add_done_callback(lambda future: self._committed(batch, future))
 
-    def _append(self, rows: list[Row], kinds: list[str]) -> list[bytes]:
-        """Commit `rows`, then pack their objects (on the writer thread)."""
+    def _append(self, rows: list[Row], events: list[WatchEvent]) -> list[bytes]:
+        """Commit `rows`, then pack their objects (on the writer thread) from the rows' text:
+        before the events are published, so that the process's informers that keep packed
+        objects find them packed (`Codec.pack`)."""
         self._log.append(rows)
-        pack = self.codec.pack_json
-        return [pack(row[5], kind) for row, kind in zip(rows, kinds, strict=True)]
+        pack = self.codec.pack
+        return [pack(event.object, row[5]) for row, event in zip(rows, events, strict=True)]
 
     def _committed(self, batch: _Batch, commit: asyncio.Future[list[bytes]]) -> None:
         self._inflight = None

@@ -489,11 +489,15 @@ class Informer:
                             call, args = getattr(h, what), objs
                             if call is None:
                                 continue
-                            if h.interest is not None:
+                            interest = h.interest
+                            if interest is not None:
                                 if change is None:
                                     change = Change(what, objs)
-                                if not change.meets(h.interest):
+                                namespaces = interest.namespaces
+                                if namespaces is not None and change.namespace not in namespaces:
                                     continue  # it would do nothing with this change
+                                if interest.requirements and not change.meets(interest):
+                                    continue  # nor with this one
                         try:
                             result = call(*args)
                         except Exception:

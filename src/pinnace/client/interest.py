@@ -33,11 +33,12 @@ class Change:
     """One notification's objects (one, or of an update the old and the new) and what the
     conditions weighed of them so far: each key worked out once, whichever handlers ask."""
 
-    __slots__ = ("_held", "_keys", "objs", "update")
+    __slots__ = ("_held", "_keys", "namespace", "objs", "update")
 
     def __init__(self, what: str, objs: tuple[Object, ...]) -> None:
         self.update = what == "on_update"
         self.objs = objs
+        self.namespace = namespace_of(objs[-1])  # an update's old and new share it
         self._keys: dict[Key, tuple[Any, ...]] = {}
         self._held: dict[Condition, bool] = {}
 
@@ -49,6 +50,9 @@ class Change:
         return found
 
     def meets(self, interest: Interest) -> bool:
+        namespaces = interest.namespaces
+        if namespaces is not None and self.namespace not in namespaces:
+            return False
         held = self._held
         for requirement in interest.requirements:
             for condition in requirement:
@@ -107,14 +111,23 @@ Condition = Holds | Fact | Changed
 
 @dataclass(frozen=True, eq=False)
 class Interest:
-    """Met by a change that meets every requirement, each by one of its conditions."""
+    """Met by a change of an object of `namespaces` (a live view; None: any) that meets every
+    requirement, each by one of its conditions."""
 
+    namespaces: Container[Hashable] | None
     requirements: tuple[tuple[Condition, ...], ...]
 
 
 def interest(*requirements: Condition | tuple[Condition, ...]) -> Interest:
-    """`Interest` of the requirements given, a condition alone or any of a tuple of them."""
-    return Interest(tuple(r if isinstance(r, tuple) else (r,) for r in requirements))
+    """`Interest` of the requirements given, a condition alone or any of a tuple of them. A
+    first requirement of `in_namespaces` alone becomes the interest's `namespaces`, which the
+    informer weighs at once of every change (the cheapest and most often decisive)."""
+    groups = tuple(r if isinstance(r, tuple) else (r,) for r in requirements)
+    if groups and len(groups[0]) == 1:
+        (first,) = groups[0]
+        if isinstance(first, Holds) and first.key is namespace_of:
+            return Interest(first.values, groups[1:])
+    return Interest(None, groups)
 
 
 def namespace_of(obj: Object) -> str:

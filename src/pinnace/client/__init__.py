@@ -2,7 +2,8 @@
 
 `Client` is the interface; `LocalClient` calls an in-process `APIServer` (simulated mode, and
 components inside `pinnace up`). Informers list and watch into a local cache and call
-handlers on changes; an `InformerFactory` shares one informer per kind and selection. An
+handlers on changes (those a handler's `interest.Interest` names, when it gives one); an
+`InformerFactory` shares one informer per kind and selection. An
 `EventRecorder` writes core/v1 Events as client-go's record package does (kubelets,
 controllers); `events_v1.EventBroadcaster` writes events.k8s.io/v1 ones as its events package
 does (the scheduler).

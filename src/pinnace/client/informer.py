@@ -24,7 +24,7 @@ import builtins
 import inspect
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.apiserver.watching import batches
+from pinnace.client.interest import Change, Interest
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
 from pinnace.store.codec import Codec
@@ -60,6 +61,8 @@ class EventHandlers:
     """Only objects this selects reach the handlers, as with client-go's
     FilteringResourceEventHandler: an update that makes an object selected is an add, one
     that makes it unselected a delete (of the old state)."""
+    interest: Interest | None = None
+    """Only changes that meet it reach the handlers (`pinnace.client.interest`)."""
 
     def call(self, what: str, objs: tuple[Object, ...]) -> Any:
         """Call the handler for a notification; what it returns (None when there is none)."""
@@ -171,10 +174,15 @@ class Informer:
         on_delete: Callable[[Object], Any] | None = None,
         *,
         selects: Callable[[Object], bool] | None = None,
+        interest: Interest | None = None,
     ) -> EventHandlers:
-        """Call these on every change from now on; objects already cached come first, as
-        on_add, so a handler added late sees the same story as one added at the start."""
-        handlers = EventHandlers(on_add, on_update, on_delete, selects)
+        """Call these on every change from now on (of those `interest` names, when given);
+        objects already cached come first, as on_add, so a handler added late sees the same
+        story as one added at the start."""
+        if selects is not None and interest is not None:
+            # An update selects turns into an add or a delete would be weighed as an update.
+            raise ValueError("a handler takes selects or an interest, not both")
+        handlers = EventHandlers(on_add, on_update, on_delete, selects, interest)
         self._handlers += (handlers,)
         for cached in self._cache.values():
             self._notify((handlers,), "on_add", self._unpack(cached), packed=_bytes(cached))
@@ -262,6 +270,18 @@ class Informer:
             keys = list(self._cache)
             places = self._places = (keys, {key: i for i, key in enumerate(keys)})
         return places
+
+    def namespaces(self) -> Container[str]:
+        """The namespaces the cache holds objects in (`indexed` by namespace)."""
+        return self.indexed(NAMESPACE_INDEX)
+
+    def indexed(self, name: str) -> Container[str]:
+        """The values objects are filed under in the index `name`, as the cache changes (a
+        live view: `index_values` is a list of them now)."""
+        try:
+            return self._indices[name].keys()
+        except KeyError:
+            raise KeyError(f"no indexer {name!r}") from None
 
     def index_values(self, name: str) -> builtins.list[str]:
         """The values objects are filed under in the index `name` (ListIndexFuncValues)."""
@@ -458,11 +478,34 @@ class Informer:
                     self._schedule_resync()
                     continue
                 self._dispatched = None if packed is None else (objs[-1], packed)
+                change: Change | None = None
                 try:
                     for h in handlers:
-                        pending = self._call(h, what, objs)
-                        if pending is not None:
-                            await self._finish(pending)
+                        call: Callable[..., Any] | None
+                        args: tuple[Any, ...]
+                        if h.selects is not None:
+                            call, args = h.call, (what, objs)
+                        else:
+                            call, args = getattr(h, what), objs
+                            if call is None:
+                                continue
+                            interest = h.interest
+                            if interest is not None:
+                                if change is None:
+                                    change = Change(what, objs)
+                                namespaces = interest.namespaces
+                                if namespaces is not None and change.namespace not in namespaces:
+                                    continue  # it would do nothing with this change
+                                if interest.requirements and not change.meets(interest):
+                                    continue  # nor with this one
+                        try:
+                            result = call(*args)
+                        except Exception:
+                            log.exception("%s informer: a handler failed", self.kind.plural)
+                            continue
+                        if result is not None and inspect.isawaitable(result):
+                            await self._finish(result)
+                            change = None  # what its conditions read may have changed since
                 finally:
                     self._dispatched = None
             # A future of its own rather than an asyncio.Event: the same single wake-up,
@@ -472,19 +515,6 @@ class Informer:
                 await self._waiting
             finally:
                 self._waiting = None
-
-    def _call(
-        self, handlers: EventHandlers, what: str, objs: tuple[Object, ...]
-    ) -> Awaitable[Any] | None:
-        """Call the handler; what is left to await of a coroutine handler (most are plain
-        functions, which are called without a coroutine of their own)."""
-        try:
-            result = handlers.call(what, objs)
-            if result is not None and inspect.isawaitable(result):
-                return result
-        except Exception:
-            log.exception("%s informer: a handler failed", self.kind.plural)
-        return None
 
     async def _finish(self, pending: Awaitable[Any]) -> None:
         try:

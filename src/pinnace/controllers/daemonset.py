@@ -139,9 +139,7 @@ class DaemonSetController(ControlledPodEvents):
             on_update=lambda old, new: self._enqueue(new),
             on_delete=self._daemon_set_deleted,
         )
-        self._pods.add_event_handler(
-            on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
-        )
+        self._watch_pods(self._pods)
         self._nodes.add_event_handler(
             on_add=self._node_added, on_update=self._node_updated, on_delete=self._node_deleted
         )

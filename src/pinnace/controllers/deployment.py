@@ -20,6 +20,7 @@ from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.client.interest import in_namespaces, interest
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers import deployment_util as du
 from pinnace.controllers.controller_utils import (
@@ -30,7 +31,7 @@ from pinnace.controllers.controller_utils import (
     release_patch,
     split_key,
 )
-from pinnace.controllers.ownership import claim
+from pinnace.controllers.ownership import claim, controlled_by
 from pinnace.controllers.replicaset import PODS, REPLICA_SETS
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,12 @@ class DeploymentController:
             on_update=self._replica_set_updated,
             on_delete=self._replica_set_changed,
         )
-        self._pods.add_event_handler(on_delete=self._pod_deleted)
+        self._pods.add_event_handler(
+            on_delete=self._pod_deleted,
+            interest=interest(
+                controlled_by("ReplicaSet"), in_namespaces(self._replica_sets.namespaces())
+            ),
+        )
 
     async def run(self) -> None:
         """Sync deployments forever; cancel the task to stop."""

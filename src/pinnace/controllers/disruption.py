@@ -22,6 +22,7 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.client.interest import in_namespaces, interest
 from pinnace.clock.rfc3339 import format_time, parse_time
 from pinnace.controllers.controller_utils import WorkQueue, controller_ref, is_pod_ready, split_key
 from pinnace.controllers.hpa import go_label_selector
@@ -78,6 +79,7 @@ class DisruptionController:
             on_add=self._pod_changed,
             on_update=lambda old, new: self._pod_changed(new),
             on_delete=self._pod_changed,
+            interest=interest(in_namespaces(self._budgets.namespaces())),  # its budgets'
         )
 
     async def run(self) -> None:

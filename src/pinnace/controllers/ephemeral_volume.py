@@ -18,6 +18,7 @@ from pinnace.api.core.event import EVENT_TYPE_WARNING
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory
+from pinnace.client.interest import Fact, interest
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 from pinnace.scheduling.volumes import claim_not_for_pod, pod_claims
 
@@ -74,7 +75,7 @@ class EphemeralVolumeController:
         self._pods: Informer = informers.informer(PODS)
         self._claims: Informer = informers.informer(PVCS)
         # The pod spec is immutable: a pod's updates and deletion change nothing to create.
-        self._pods.add_event_handler(self._enqueue_pod)
+        self._pods.add_event_handler(self._enqueue_pod, interest=interest(Fact(_ephemeral_volumes)))
         self._claims.add_event_handler(on_delete=self._claim_deleted)
 
     async def run(self) -> None:

@@ -41,6 +41,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.client.interest import Changed, interest
 from pinnace.clock.component import HeldTasks
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 
@@ -61,6 +62,16 @@ def _refs(obj: Object) -> list[dict[str, Any]]:
 
 def _finalizers(obj: Object) -> list[str]:
     return obj["metadata"].get("finalizers") or []
+
+
+def _deletion(obj: Object) -> str | None:
+    return obj["metadata"].get("deletionTimestamp")
+
+
+_GRAPH_KEYS = (_refs, _deletion, _finalizers)
+"""What of an object the graph builder acts on when it changes (its owners, whether it is
+being deleted and how): other updates reach no further than the handler."""
+_GRAPH_CHANGES = interest(Changed(_GRAPH_KEYS))
 
 
 def _deleting_dependents(obj: Object) -> bool:
@@ -130,6 +141,7 @@ class GarbageCollector:
             on_add=partial(self._added, kind_id),
             on_update=partial(self._updated, kind_id),
             on_delete=partial(self._deleted, kind_id),
+            interest=_GRAPH_CHANGES,
         )
 
     async def run(self) -> None:
@@ -181,11 +193,7 @@ class GarbageCollector:
             key = self._uids.get(owner_uid)
             if key is not None:
                 self._queue.add(key)
-        changed = (
-            _refs(old) != _refs(new)
-            or old["metadata"].get("deletionTimestamp") != new["metadata"].get("deletionTimestamp")
-            or _finalizers(old) != _finalizers(new)
-        )
+        changed = any(key(old) != key(new) for key in _GRAPH_KEYS)
         if changed:
             self._added(kind_id, new)
 

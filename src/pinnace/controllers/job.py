@@ -29,6 +29,7 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.client.interest import Fact, in_namespaces, interest
 from pinnace.clock import Clock
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.controller_utils import (
@@ -91,7 +92,12 @@ from pinnace.controllers.job_pods import (
 )
 from pinnace.controllers.job_success_policy import matched_rule_message
 from pinnace.controllers.job_tracking import FinalizerExpectations, count_uncounted, set_omitempty
-from pinnace.controllers.ownership import claim, resolve_controller_ref, selecting_owners
+from pinnace.controllers.ownership import (
+    claim,
+    controlled_by,
+    resolve_controller_ref,
+    selecting_owners,
+)
 
 CONTROLLER_NAME = "job-controller"
 MANAGED_BY_DEFAULT = "kubernetes.io/job-controller"
@@ -196,10 +202,17 @@ class JobController:
         self._jobs.add_event_handler(
             on_add=self._enqueue, on_update=self._job_updated, on_delete=self._job_deleted
         )
+        # A pod concerns a Job of its namespace, controlling it or free to adopt it; and its
+        # tracking finalizer, whatever controls it, this controller's orphan-pod queue.
+        tracked = Fact(has_tracking_finalizer)
         self._pods.add_event_handler(
             on_add=self._pod_added,
             on_update=self._pod_updated,
             on_delete=lambda pod: self._pod_deleted(pod, final=True),
+            interest=interest(
+                (in_namespaces(self._jobs.namespaces()), tracked),
+                (controlled_by("Job", orphans=True), tracked),
+            ),
         )
 
     async def run(self) -> None:

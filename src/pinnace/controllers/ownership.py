@@ -14,6 +14,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.client import Client, Informer, object_key
+from pinnace.client.interest import Holds, in_namespaces, interest
 from pinnace.controllers.controller_utils import (
     Expectations,
     WorkQueue,
@@ -46,6 +47,18 @@ def resolve_controller_ref(
     if owner is None or owner["metadata"]["uid"] != ref.get("uid"):
         return None
     return owner
+
+
+def controller_kind(obj: Object) -> str | None:
+    """The kind of `obj`'s controller (its controller reference's), "" when it has none."""
+    ref = controller_ref(obj)
+    return "" if ref is None else ref.get("kind")
+
+
+def controlled_by(*kinds: str, orphans: bool = False) -> Holds:
+    """The condition (`pinnace.client.interest`) that the object is controlled by one of
+    `kinds` (before or after its change), or has no controller when `orphans`."""
+    return Holds(controller_kind, frozenset(kinds) | ({""} if orphans else set()))
 
 
 def selecting_owners(
@@ -230,7 +243,7 @@ class ControlledPodEvents:
     wakes its owner again once minReadySeconds have passed.
 
     Subclasses name the `OWNER_KIND`, give `owners` (their informer), `expectations` and
-    `_queue`."""
+    `_queue`, and register the handlers with `_watch_pods`."""
 
     OWNER_KIND: ClassVar[str]
     DELETION_RECHECKS_OLD_LABELS: ClassVar[bool] = False
@@ -242,6 +255,20 @@ class ControlledPodEvents:
     @property
     def owners(self) -> Informer:
         raise NotImplementedError
+
+    def _watch_pods(self, pods: Informer) -> None:
+        """Hear of the pods that may concern an owner: of the owners' namespaces (every owner
+        the handlers look for is in the pod's), controlled by an owner of this kind or by
+        none (the kind a pod's owner may have been or become, or who may adopt it)."""
+        pods.add_event_handler(
+            on_add=self._pod_added,
+            on_update=self._pod_updated,
+            on_delete=self._pod_deleted,
+            interest=interest(
+                in_namespaces(self.owners.namespaces()),
+                controlled_by(self.OWNER_KIND, orphans=True),
+            ),
+        )
 
     def _enqueue(self, owner: Object) -> None:
         self._queue.add(object_key(owner))

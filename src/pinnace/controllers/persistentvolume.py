@@ -50,6 +50,7 @@ from pinnace.api.storage.storageclass import (
 )
 from pinnace.apiserver.admission.storage import default_class
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory
+from pinnace.client.interest import in_namespaces, interest
 from pinnace.controllers.controller_utils import WorkQueue
 from pinnace.scheduling.volumes import (
     BETA_STORAGE_CLASS_ANNOTATION,
@@ -129,7 +130,11 @@ class PersistentVolumeController:
         self._pods: Informer = informers.informer(PODS)
         # v1.32 tells of the pods a waiting claim waits for at its next resync (15 s); without
         # resyncs, a pod using the claim that the scheduler could not place syncs it.
-        self._pods.add_event_handler(self._pod_changed, lambda old, new: self._pod_changed(new))
+        self._pods.add_event_handler(
+            self._pod_changed,
+            lambda old, new: self._pod_changed(new),
+            interest=interest(in_namespaces(self._claims.namespaces())),  # its claims'
+        )
         self._claims.add_event_handler(
             self._claim_changed, lambda old, new: self._claim_changed(new), self._claim_deleted
         )

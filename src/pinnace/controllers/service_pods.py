@@ -10,18 +10,22 @@ restart count, sync nothing.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from pinnace.api import catalog
 from pinnace.api.labels import LabelSelector, selector_from_set
 from pinnace.api.objects import Object
 from pinnace.client import Informer, object_key
+from pinnace.client.interest import Changed, Fact, Key, in_namespaces, interest
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.controller_utils import is_pod_ready
 
 SERVICES = catalog.kind("", "services")
 PODS = catalog.kind("", "pods")
 HEADLESS_LABEL = "service.kubernetes.io/headless"
+SELECTING_INDEX = "selectingNamespace"
+"""Services with a selector, by namespace."""
 TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time"
 
 
@@ -100,10 +104,18 @@ class ServicePodWatch:
             on_update=lambda old, new: enqueue(object_key(new)),
             on_delete=lambda s: enqueue(object_key(s)),
         )
+        with contextlib.suppress(ValueError):  # the other controller's watch did it
+            services.add_indexer(SELECTING_INDEX, _selecting_namespace)
+        # A pod concerns only a Service of its namespace with a selector, and of its updates
+        # only those that may change its endpoint or the Services it belongs to.
         pods.add_event_handler(
             on_add=self._pod_changed,
             on_update=self._pod_updated,
             on_delete=self._pod_changed,
+            interest=interest(
+                in_namespaces(services.indexed(SELECTING_INDEX)),
+                (Changed(_MEMBERSHIP + _ENDPOINT), Fact(_being_deleted)),
+            ),
         )
 
     def _memberships(self, pod: Object) -> set[str]:
@@ -142,24 +154,43 @@ def _endpoints_changed(old: Object, new: Object) -> tuple[bool, bool]:
     subdomain changed). Its name, namespace and uid never change, nor its node once it has an
     IP. kube-controller-manager compares deletionTimestamp pointers, which differ whenever one
     is set."""
-    old_meta, new_meta = old["metadata"], new["metadata"]
-    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
-    relabelled = (
-        (old_meta.get("labels") or {}) != (new_meta.get("labels") or {})
-        or old_spec.get("hostname") != new_spec.get("hostname")
-        or old_spec.get("subdomain") != new_spec.get("subdomain")
-    )
+    relabelled = any(key(old) != key(new) for key in _MEMBERSHIP)
     changed = (
-        bool(old_meta.get("deletionTimestamp") or new_meta.get("deletionTimestamp"))
-        or is_pod_ready(old) != is_pod_ready(new)
-        or _ips(old) != _ips(new)
+        _being_deleted(old) or _being_deleted(new) or any(key(old) != key(new) for key in _ENDPOINT)
     )
     return changed, relabelled
+
+
+def _being_deleted(pod: Object) -> bool:
+    return bool(pod["metadata"].get("deletionTimestamp"))
+
+
+def _labels(pod: Object) -> dict[str, str]:
+    return pod["metadata"].get("labels") or {}
+
+
+def _hostname(pod: Object) -> str | None:
+    return (pod.get("spec") or {}).get("hostname")
+
+
+def _subdomain(pod: Object) -> str | None:
+    return (pod.get("spec") or {}).get("subdomain")
 
 
 def _ips(pod: Object) -> tuple[str, list[str]]:
     status = pod.get("status") or {}
     return pod_ip(pod), [entry.get("ip") for entry in status.get("podIPs") or ()]
+
+
+_MEMBERSHIP: tuple[Key, ...] = (_labels, _hostname, _subdomain)
+"""What decides the Services a pod belongs to."""
+_ENDPOINT: tuple[Key, ...] = (is_pod_ready, _ips)
+"""What its endpoint shows (with whether it is being deleted)."""
+
+
+def _selecting_namespace(service: Object) -> list[str]:
+    """The index of the Services that select pods: by namespace."""
+    return [] if service_selector(service) is None else [service["metadata"]["namespace"]]
 
 
 class TriggerTimeTracker:

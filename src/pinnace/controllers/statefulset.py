@@ -128,9 +128,7 @@ class StatefulSetController(ControlledPodEvents):
             on_update=lambda old, new: self._enqueue(new),
             on_delete=self._enqueue,
         )
-        self._pods.add_event_handler(
-            on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
-        )
+        self._watch_pods(self._pods)
 
     @property
     def owners(self) -> Informer:

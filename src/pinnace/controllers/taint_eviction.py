@@ -23,6 +23,7 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
+from pinnace.client.interest import Changed, interest
 from pinnace.clock import Timer
 from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.controllers.controller_utils import POD_NODE_INDEX, pods_on_nodes
@@ -87,6 +88,10 @@ class _Scheduled:
     timer: Timer
 
 
+def _tolerations(pod: Object) -> Any:
+    return pod["spec"].get("tolerations")
+
+
 class TaintEvictionController:
     """`pods`: the informer on pods bound to nodes it shares (`pods_on_nodes`; its own when
     None)."""
@@ -104,7 +109,12 @@ class TaintEvictionController:
 
     async def start(self) -> None:
         self._nodes.add_event_handler(self._node_changed, self._node_updated, None)
-        self._pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_deleted)
+        self._pods.add_event_handler(
+            self._pod_changed,
+            self._pod_updated,
+            self._pod_deleted,
+            interest=interest(Changed((_tolerations,))),  # of its updates, only these count
+        )
         self._nodes.start()
         await self._nodes.wait_for_sync()
         self._pods.start()
@@ -133,7 +143,7 @@ class TaintEvictionController:
             self._process(pod, node)
 
     def _pod_updated(self, old: Object, new: Object) -> None:
-        if old["spec"].get("tolerations") != new["spec"].get("tolerations"):
+        if _tolerations(old) != _tolerations(new):
             self._pod_changed(new)
 
     def _pod_changed(self, pod: Object) -> None:

@@ -34,6 +34,7 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory
+from pinnace.client.interest import in_namespaces, interest
 from pinnace.clock import format_time
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 from pinnace.resources.lists import parse_quantity
@@ -79,7 +80,11 @@ class VolumeExpandController:
         self._volumes: Informer = informers.informer(PVS)
         self._pods: Informer = informers.informer(PODS)
         self._claims.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new))
-        self._pods.add_event_handler(self._pod_changed, lambda old, new: self._pod_changed(new))
+        self._pods.add_event_handler(
+            self._pod_changed,
+            lambda old, new: self._pod_changed(new),
+            interest=interest(in_namespaces(self._claims.namespaces())),  # its claims'
+        )
 
     async def run(self) -> None:
         for informer in (self._claims, self._volumes, self._pods):

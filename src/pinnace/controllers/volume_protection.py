@@ -16,6 +16,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory
+from pinnace.client.interest import in_namespaces, interest
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 from pinnace.scheduling.volumes import pod_all_claim_names
 
@@ -51,7 +52,10 @@ class PVCProtectionController:
             self._claim_changed, lambda old, new: self._claim_changed(new)
         )
         self._pods.add_event_handler(
-            self._pod_changed, lambda old, new: self._pod_changed(new), self._pod_changed
+            self._pod_changed,
+            lambda old, new: self._pod_changed(new),
+            self._pod_changed,
+            interest=interest(in_namespaces(self._claims.namespaces())),  # its claims'
         )
 
     async def run(self) -> None:

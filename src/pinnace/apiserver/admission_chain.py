@@ -126,10 +126,21 @@ class AdmissionChain:
             ),
         )
         self._service_accounts = None if service_accounts is None else service_accounts.random
-        self.pod_security_configuration = PodSecurityConfiguration()
+        self._pod_security_configuration = PodSecurityConfiguration()
+        self._configured = 0
+        """How many times PodSecurity's configuration was set."""
+        self._pod_security_policies = pod_security.NamespacePolicies()
+
+    @property
+    def pod_security_configuration(self) -> PodSecurityConfiguration:
         """PodSecurity's defaults and exemptions (kube-apiserver's
         --admission-control-config-file)."""
-        self._pod_security_policies = pod_security.NamespacePolicies()
+        return self._pod_security_configuration
+
+    @pod_security_configuration.setter
+    def pod_security_configuration(self, configuration: PodSecurityConfiguration) -> None:
+        self._pod_security_configuration = configuration
+        self._configured += 1
 
     async def _stored(self) -> AdmissionObjects:
         """What the plugins look up, as stored now."""
@@ -245,7 +256,7 @@ class AdmissionChain:
         if not stored.loaded or stored.named(VPAS, namespace):
             return None
         acting = requester()
-        return (stored.changes, self.pod_security_configuration, _requester_key(acting))
+        return (stored.changes, self._configured, _requester_key(acting))
 
     async def pod_security(
         self, kind: Kind, obj: Object, old: Object | None, subresource: str = ""

@@ -3,9 +3,11 @@ components call the same methods and get the same objects, errors and resourceVe
 
 Create, as kube-apiserver orders it: decode → defaulting → mutating admission → the
 strategy's preparation (uid, creationTimestamp, generateName, status reset) → validation →
-validating admission → store. Update and patch read the stored object first and write with a
-resourceVersion precondition, so of two writers from the same version exactly one wins.
-Nothing is stored when any step fails.
+validating admission → store; what a pod's create makes before its quota charge is
+remembered per template (`create_memo`), and its template's next pods are made from that.
+Update and patch read the stored object first and write with a resourceVersion precondition,
+so of two writers from the same version exactly one wins. Nothing is stored when any step
+fails.
 """
 
 from __future__ import annotations
@@ -384,7 +386,6 @@ class APIServer:
             if _allocates(kind)
             else _nothing_to_finish
         )
-        stored_ok = False
         try:
             warnings = decoded.warnings + prepared + self._checked_create(kind, obj, options)
             if self.admission.pod_security_applies(kind):
@@ -393,13 +394,10 @@ class APIServer:
                 await self.admission.validate("CREATE", kind, obj)
             if template is not None and self.admission.generation(namespace) == generation:
                 self._create_memo.remember(template, obj, warnings, now)
-            result = await self._store_created(kind, namespace, obj, generate, warnings, options)
-            stored_ok = not options.dry_run
-        finally:
-            finish(stored_ok)
-        if stored_ok and self.admission.recounts_after("CREATE", kind, namespace):
-            await self.admission.after_write("CREATE", kind, namespace)
-        return result
+        except BaseException:
+            finish(False)
+            raise
+        return await self._store_created(kind, namespace, obj, generate, warnings, options, finish)
 
     def _template(
         self,
@@ -439,7 +437,9 @@ class APIServer:
             m = meta(obj)
             m["name"] = self._generated_name(m["generateName"])
         warnings = list(made.warnings)
-        return await self._store_created(kind, namespace, obj, made.generate, warnings, options)
+        return await self._store_created(
+            kind, namespace, obj, made.generate, warnings, options, _nothing_to_finish
+        )
 
     async def _store_created(
         self,
@@ -449,13 +449,22 @@ class APIServer:
         generate: bool,
         warnings: builtins.list[str],
         options: WriteOptions,
+        finish: Finish,
     ) -> Result:
-        """ResourceQuota's charge, then the store's write (none for a dry run)."""
-        async with self.admission.quota_charged(kind, obj, options.dry_run):
-            if options.dry_run:
-                obj = await self._store_new(kind, namespace, obj, generate, dry_run=True)
-                return Result(obj, warnings, created=True)
-            stored = await self._store_new(kind, namespace, obj, generate)
+        """ResourceQuota's charge, then the store's write (none for a dry run); `finish`
+        is told whether the object was stored."""
+        stored_ok = False
+        try:
+            async with self.admission.quota_charged(kind, obj, options.dry_run):
+                if options.dry_run:
+                    obj = await self._store_new(kind, namespace, obj, generate, dry_run=True)
+                    return Result(obj, warnings, created=True)
+                stored = await self._store_new(kind, namespace, obj, generate)
+                stored_ok = True
+        finally:
+            finish(stored_ok)
+        if self.admission.recounts_after("CREATE", kind, namespace):
+            await self.admission.after_write("CREATE", kind, namespace)
         return Result(stored, warnings, created=True)
 
     def _checked_create(self, kind: Kind, obj: Object, options: WriteOptions) -> builtins.list[str]:

@@ -411,7 +411,7 @@ class APIServer:
     ) -> Template | None:
         """A pod create's template (`create_memo`), None for a create the memo does not
         serve; `generation`: admission's."""
-        if generation is None or repeats != NO_REPEATS or options.validate_create is not None:
+        if generation is None or repeats.fields or repeats.yaml or options.validate_create:
             return None
         context = (
             namespace,

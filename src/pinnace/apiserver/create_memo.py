@@ -33,12 +33,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from pinnace.api.names import is_good_dns1123_label
+from pinnace.api.names import GENERATE_NAME_MAX_BASE, NAME_SUFFIX_ALPHABET, is_good_dns1123_label
 from pinnace.api.objects import Object, Remembered, plain_json
 from pinnace.apiserver.admission.service_account import VOLUME_PREFIX, is_mirror_pod, token_volume
 
-_GENERATE_NAME_MAX_BASE = 58
-_SUFFIX_STAND_IN = "bbbbb"
+_SUFFIX_STAND_IN = NAME_SUFFIX_ALPHABET[0] * 5
 """A generated name's random suffix, for checking its base: every suffix is 5 lowercase
 letters and digits, so the names of one base are all good DNS labels, or none is."""
 _CONTAINER_LISTS = ("initContainers", "containers")
@@ -111,15 +110,16 @@ class CreateMemo:
         elif (
             not generate_name
             or not isinstance(generate_name, str)
-            or not is_good_dns1123_label(generate_name[:_GENERATE_NAME_MAX_BASE] + _SUFFIX_STAND_IN)
+            or not is_good_dns1123_label(generate_name[:GENERATE_NAME_MAX_BASE] + _SUFFIX_STAND_IN)
         ):
             return None
         else:
             name = ""
-        if "uid" in m:
-            if not isinstance(m["uid"], str):
+        uid = m.get("uid")
+        if uid:  # any uid but "" is replaced alike (decoding leaves out an empty one)
+            if not isinstance(uid, str):
                 return None
-            m = {**m, "uid": ""}
+            m = {**m, "uid": "-"}
         text = plain_json({**body, "metadata": m})
         if text is None or VOLUME_PREFIX.encode() in text:
             return None

@@ -25,7 +25,7 @@ from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
-from pinnace.api.names import random_suffix
+from pinnace.api.names import GENERATE_NAME_MAX_BASE, random_suffix
 from pinnace.api.objects import Object, Remembered, clone, meta, resource_version
 from pinnace.api.options import (
     LATEST,
@@ -74,7 +74,6 @@ if TYPE_CHECKING:
     from pinnace.apiserver.deferred import DeferredWrites
     from pinnace.apiserver.kubelets import Kubelets
 
-GENERATE_NAME_MAX_BASE = 58
 GENERATE_NAME_ATTEMPTS = 8
 """The first try and the 7 retries of the RetryGenerateName feature (on in v1.32)."""
 MAX_CONFLICT_RETRIES = 16

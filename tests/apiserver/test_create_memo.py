@@ -135,6 +135,10 @@ def _writes(cluster: Cluster) -> list[tuple[str, Any]]:
                 },
             )
             cluster.put(SERVICE_ACCOUNTS, {"metadata": {"name": "builder"}})
+            cluster.put(
+                RESOURCE_QUOTAS,
+                {"metadata": {"name": "q"}, "spec": {"hard": {"pods": "60", "cpu": "20"}}},
+            )
         if i == 2:
             cluster.put(
                 PRIORITY_CLASSES, {"metadata": {"name": "high"}, "value": 9, "globalDefault": True}
@@ -147,13 +151,14 @@ def test_each_pod_of_a_template_is_made_as_if_it_were_the_only_one(
     cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     remembered = _writes(cluster)
-    stored = cluster.run(cluster.server.list(PODS, "a"))
+    stored = [cluster.run(cluster.server.list(kind, "a")) for kind in (PODS, RESOURCE_QUOTAS)]
     alone = Cluster()
     try:
         monkeypatch.setattr(alone.server._create_memo, "recall", lambda template: None)
         # as JSON text: the same fields in the same order
         assert orjson.dumps(_writes(alone)) == orjson.dumps(remembered)
-        assert orjson.dumps(cluster.run(alone.server.list(PODS, "a"))) == orjson.dumps(stored)
+        alone_stored = [alone.run(alone.server.list(kind, "a")) for kind in (PODS, RESOURCE_QUOTAS)]
+        assert orjson.dumps(alone_stored) == orjson.dumps(stored)
     finally:
         alone.close()
     created = [answer[0] for kind, answer in remembered if kind == "created"]

@@ -124,6 +124,9 @@ class AdmissionChain:
                 VPAS,
                 INGRESS_CLASSES,
             ),
+            # Of what admission reads, only ResourceQuota's charge reads quotas, and it runs
+            # for every create: a charge written to a quota leaves the pods' `generation`.
+            uncounted=(RESOURCE_QUOTAS,),
         )
         self._service_accounts = None if service_accounts is None else service_accounts.random
         self._pod_security_configuration = PodSecurityConfiguration()
@@ -247,9 +250,10 @@ class AdmissionChain:
         return None
 
     def generation(self, namespace: str) -> tuple[Hashable, ...] | None:
-        """What a pod's admission in `namespace` reads beyond the pod, as it is now: a change
-        of the objects it reads (`AdmissionObjects.changes`), PodSecurity's configuration or
-        the requester gives another. None when its answer may depend on more than that (the
+        """What a pod's admission in `namespace` reads beyond the pod, as it is now (but the
+        quotas, which only the charge that follows it reads): a change of the objects it reads
+        (`AdmissionObjects.changes`), PodSecurity's configuration or the requester gives
+        another. None when its answer may depend on more than that (the
         objects not loaded yet; a VerticalPodAutoscaler in the namespace, which reads the
         pod's controllers)."""
         stored = self._objects

@@ -304,6 +304,9 @@ def is_valid_percent(percent: str) -> list[str]:
 
 NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """utilrand's alphabet: no vowels (no words) and no look-alike characters."""
+GENERATE_NAME_MAX_BASE = 58
+"""names.SimpleNameGenerator's maxGeneratedNameLength: how much of a generateName a generated
+name keeps, before its 5-character suffix."""
 
 
 _SUFFIX_BITS = len(NAME_SUFFIX_ALPHABET).bit_length()

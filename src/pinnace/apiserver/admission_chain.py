@@ -16,7 +16,7 @@ namespace's quotas afterwards, which is the resource quota controller's job in K
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Hashable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from functools import partial
 from random import Random
@@ -51,7 +51,7 @@ from pinnace.apiserver.admission.pod_security_levels import (
 from pinnace.apiserver.admission_objects import AdmissionObjects
 from pinnace.apiserver.auth import escalation
 from pinnace.apiserver.auth import node as node_restriction
-from pinnace.apiserver.auth.user import requester
+from pinnace.apiserver.auth.user import Requester, requester
 from pinnace.apiserver.keys import kind_prefix, list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.clock import Randomness
@@ -75,8 +75,20 @@ pod's create, LimitRanger a claim's writes (and PersistentVolumeClaimResize its 
 Priority a PriorityClass's, and the certificate plugins a CertificateSigningRequest's."""
 
 
+def _requester_key(acting: Requester | None) -> Hashable:
+    if acting is None:
+        return None
+    user = acting.user
+    return (user.name, user.uid, user.groups, tuple(user.extra.items()), acting.namespace)
+
+
 def _is(kind: Kind, group: str, name: str) -> bool:
     return kind.group == group and kind.kind == name
+
+
+def _retry_interval(random: Random) -> float:
+    """Seconds between the lookups of a pod's `default` ServiceAccount: 100-200 ms."""
+    return (100 + random.randrange(100)) / 1000
 
 
 def _operation(old: Object | None) -> str:
@@ -114,12 +126,26 @@ class AdmissionChain:
                 VPAS,
                 INGRESS_CLASSES,
             ),
+            # Of what admission reads, only ResourceQuota's charge reads quotas, and it runs
+            # for every create: a charge written to a quota leaves the pods' `generation`.
+            uncounted=(RESOURCE_QUOTAS,),
         )
         self._service_accounts = None if service_accounts is None else service_accounts.random
-        self.pod_security_configuration = PodSecurityConfiguration()
+        self._pod_security_configuration = PodSecurityConfiguration()
+        self._configured = 0
+        """How many times PodSecurity's configuration was set."""
+        self._pod_security_policies = pod_security.NamespacePolicies()
+
+    @property
+    def pod_security_configuration(self) -> PodSecurityConfiguration:
         """PodSecurity's defaults and exemptions (kube-apiserver's
         --admission-control-config-file)."""
-        self._pod_security_policies = pod_security.NamespacePolicies()
+        return self._pod_security_configuration
+
+    @pod_security_configuration.setter
+    def pod_security_configuration(self, configuration: PodSecurityConfiguration) -> None:
+        self._pod_security_configuration = configuration
+        self._configured += 1
 
     async def _stored(self) -> AdmissionObjects:
         """What the plugins look up, as stored now."""
@@ -203,13 +229,25 @@ class AdmissionChain:
         account = await self._service_account(random, namespace, name) if name else None
         service_account.admit_pod(pod, account, random_suffix(random))
 
+    def token_volume_suffix(self, account: str) -> str:
+        """What the ServiceAccount plugin draws for a pod of `account` ("" for none) that
+        finds it at once: its lookup's retry interval, then its token volume's suffix (""
+        when the plugin does not run). For a create whose admission is remembered
+        (`create_memo`), so each pod's draws are those of its own admission."""
+        random = self._service_accounts
+        if random is None:
+            return ""
+        if account:
+            _retry_interval(random)
+        return random_suffix(random)
+
     async def _service_account(self, random: Random, namespace: str, name: str) -> Object | None:
         """The account as stored; `default`, which the ServiceAccount controller creates
         just after its namespace, is looked for again a few times 100-200 ms apart."""
         attempts = 1
         if name == DEFAULT_SERVICE_ACCOUNT:
             attempts = service_account.LOOKUP_ATTEMPTS_FOR_DEFAULT
-        interval = (100 + random.randrange(100)) / 1000
+        interval = _retry_interval(random)
         for attempt in range(attempts):
             if attempt:
                 await self._server.clock.sleep(interval)
@@ -217,6 +255,19 @@ class AdmissionChain:
             if found is not None:
                 return found
         return None
+
+    def generation(self, namespace: str) -> tuple[Hashable, ...] | None:
+        """What a pod's admission in `namespace` reads beyond the pod, as it is now (but the
+        quotas, which only the charge that follows it reads): a change of the objects it reads
+        (`AdmissionObjects.changes`), PodSecurity's configuration or the requester gives
+        another. None when its answer may depend on more than that (the
+        objects not loaded yet; a VerticalPodAutoscaler in the namespace, which reads the
+        pod's controllers)."""
+        stored = self._objects
+        if not stored.loaded or stored.named(VPAS, namespace):
+            return None
+        acting = requester()
+        return (stored.changes, self._configured, _requester_key(acting))
 
     async def pod_security(
         self, kind: Kind, obj: Object, old: Object | None, subresource: str = ""

@@ -27,10 +27,12 @@ class AdmissionObjects:
     Loaded from the store on first use (`load`); from then on the store's observer keeps them.
     """
 
-    def __init__(self, store: Store, kinds: Iterable[Kind]) -> None:
+    def __init__(self, store: Store, kinds: Iterable[Kind], uncounted: Iterable[Kind] = ()) -> None:
+        """`uncounted`: kinds among `kinds` whose changes `changes` leaves out."""
         self._store = store
         self._kinds = tuple(kinds)
         self._prefixes = tuple(kind_prefix(kind) for kind in self._kinds)
+        self._uncounted = tuple(kind_prefix(kind) for kind in uncounted)
         # By bucket (the object key of an empty name: "<group>/<plural>/<namespace>/"), the
         # objects by name; and each bucket's objects in key order, as a store list gives them.
         self._buckets: dict[str, dict[str, Object]] = {}
@@ -40,8 +42,8 @@ class AdmissionObjects:
         self._changed_while_loading: set[str] = set()
         self._observing = False
         self.changes = 0
-        """How many changes it has seen (and loads): what was worked out from the objects
-        holds while this stays the same."""
+        """How many changes it has seen (and loads), but those of the `uncounted` kinds: what
+        was worked out from the objects of the others holds while this stays the same."""
 
     @property
     def loaded(self) -> bool:
@@ -91,7 +93,8 @@ class AdmissionObjects:
         key = event.key
         if not key.startswith(self._prefixes):
             return
-        self.changes += 1
+        if not key.startswith(self._uncounted):
+            self.changes += 1
         if self._loading:
             self._changed_while_loading.add(key)
         if event.type == "DELETED":

@@ -3,9 +3,11 @@ components call the same methods and get the same objects, errors and resourceVe
 
 Create, as kube-apiserver orders it: decode → defaulting → mutating admission → the
 strategy's preparation (uid, creationTimestamp, generateName, status reset) → validation →
-validating admission → store. Update and patch read the stored object first and write with a
-resourceVersion precondition, so of two writers from the same version exactly one wins.
-Nothing is stored when any step fails.
+validating admission → store; what a pod's create makes before its quota charge is
+remembered per template (`create_memo`), and its template's next pods are made from that.
+Update and patch read the stored object first and write with a resourceVersion precondition,
+so of two writers from the same version exactly one wins. Nothing is stored when any step
+fails.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,7 +25,7 @@ from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
-from pinnace.api.names import random_suffix
+from pinnace.api.names import GENERATE_NAME_MAX_BASE, random_suffix
 from pinnace.api.objects import Object, Remembered, clone, meta, resource_version
 from pinnace.api.options import (
     LATEST,
@@ -39,12 +41,14 @@ from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver import deletion, patching
+from pinnace.apiserver.admission.service_account import VOLUME_PREFIX
 from pinnace.apiserver.admission_chain import AdmissionChain
 from pinnace.apiserver.auth.authorizer import Authorizer, RuleResolver
 from pinnace.apiserver.auth.node import NodeAuthorizer
 from pinnace.apiserver.auth.policy import node_rules
 from pinnace.apiserver.auth.tokens import ServiceAccountTokens, service_account_issuer
 from pinnace.apiserver.auth.user import UserInfo
+from pinnace.apiserver.create_memo import CreateMemo, Made, Template
 from pinnace.apiserver.custom_metrics import MetricsProvider
 from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import etcd_key, kind_prefix, list_prefix, object_key
@@ -70,13 +74,13 @@ if TYPE_CHECKING:
     from pinnace.apiserver.deferred import DeferredWrites
     from pinnace.apiserver.kubelets import Kubelets
 
-GENERATE_NAME_MAX_BASE = 58
 GENERATE_NAME_ATTEMPTS = 8
 """The first try and the 7 retries of the RetryGenerateName feature (on in v1.32)."""
 MAX_CONFLICT_RETRIES = 16
 BLOCK_SECONDS = 3.0
 """How long a read at a resourceVersion waits for the store to reach it (the watch cache's
 blockTimeout) before it is answered 504 "Too large resource version"."""
+PODS = catalog.kind("", "pods")
 _NAME = Path("metadata", "name")
 _SYSTEM_FIELDS = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 """What a create's metadata may not set (rest.FillObjectMetaSystemFields and BeforeCreate)."""
@@ -149,6 +153,8 @@ class APIServer:
         self._uids: Remembered[tuple[int, str]] = Remembered(4096)
         """`uid_of`'s memory: keys' uids, each with the revision that wrote what it was read
         from; bounded, as nodes and service accounts come and go in a long run."""
+        self._create_memo = CreateMemo()
+        """What pod creates made of their templates."""
 
     def _kind_gone(self, kind: Kind) -> None:
         """A custom kind is no longer served as it was: its watches end, as the old storage's
@@ -341,6 +347,12 @@ class APIServer:
         `json_body`: `body` was parsed from JSON text, so holds JSON's own types only;
         `repeats`: what that text repeats."""
         options = options or WriteOptions()
+        generation = self.admission.generation(namespace) if kind is PODS else None
+        template = self._template(kind, namespace, body, options, json_body, repeats, generation)
+        if template is not None:
+            made = self._create_memo.recall(template)
+            if made is not None:
+                return await self._create_from(kind, namespace, template, made, options)
         if options.decoded:
             decoded = as_decoded(body, kind)
         else:
@@ -373,13 +385,75 @@ class APIServer:
             if _allocates(kind)
             else _nothing_to_finish
         )
-        stored_ok = False
         try:
             warnings = decoded.warnings + prepared + self._checked_create(kind, obj, options)
             if self.admission.pod_security_applies(kind):
                 warnings += await self.admission.pod_security(kind, obj, None)
             if self.admission.validates("CREATE", kind):
                 await self.admission.validate("CREATE", kind, obj)
+            if template is not None and self.admission.generation(namespace) == generation:
+                self._create_memo.remember(template, obj, warnings, now)
+        except BaseException:
+            finish(False)
+            raise
+        return await self._store_created(kind, namespace, obj, generate, warnings, options, finish)
+
+    def _template(
+        self,
+        kind: Kind,
+        namespace: str,
+        body: Any,
+        options: WriteOptions,
+        json_body: bool,
+        repeats: Repeats,
+        generation: tuple[Hashable, ...] | None,
+    ) -> Template | None:
+        """A pod create's template (`create_memo`), None for a create the memo does not
+        serve; `generation`: admission's."""
+        if generation is None or repeats.fields or repeats.yaml or options.validate_create:
+            return None
+        context = (
+            namespace,
+            options.decoded,
+            options.field_validation == "Strict",
+            json_body,
+            options.field_manager,
+            self.features,
+            *generation,
+        )
+        return self._create_memo.template(body, context)
+
+    async def _create_from(
+        self, kind: Kind, namespace: str, template: Template, made: Made, options: WriteOptions
+    ) -> Result:
+        """A create of a template's pod as the pipeline made the template's first: only the
+        pod's own values are made anew, in the order the pipeline draws them."""
+        suffix = self.admission.token_volume_suffix(made.account)
+        now = self.clock.now_rfc3339()
+        uid = _uuid4(self._random.getrandbits(128))
+        obj = made.instance(template.name, uid, now, VOLUME_PREFIX + suffix)
+        if made.generate:
+            m = meta(obj)
+            m["name"] = self._generated_name(m["generateName"])
+        warnings = list(made.warnings)
+        return await self._store_created(
+            kind, namespace, obj, made.generate, warnings, options, _nothing_to_finish
+        )
+
+    async def _store_created(
+        self,
+        kind: Kind,
+        namespace: str,
+        obj: Object,
+        generate: bool,
+        warnings: builtins.list[str],
+        options: WriteOptions,
+        finish: Finish,
+    ) -> Result:
+        """ResourceQuota's charge, then the store's write (none for a dry run); `finish`
+        is told whether the object was stored."""
+        stored_ok = False
+        try:
             async with self.admission.quota_charged(kind, obj, options.dry_run):
                 if options.dry_run:
                     obj = await self._store_new(kind, namespace, obj, generate, dry_run=True)

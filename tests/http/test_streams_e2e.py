@@ -35,6 +35,16 @@ def core(cluster: Cluster) -> client.CoreV1Api:
     return client.CoreV1Api(config.new_client_from_config(str(cluster.kubeconfig)))
 
 
+def run_i(
+    cluster: Cluster, name: str, *command: str, stdin: str | None = None, rm: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """`kubectl run -i` of a busybox pod that is not restarted (and deleted after, with `rm`)."""
+    flags = ["-i", "--rm"] if rm else ["-i"]
+    return cluster.kubectl(
+        "run", *flags, "--restart=Never", "--image=busybox", name, "--", *command, stdin=stdin
+    )
+
+
 def test_kubectl_exec_prints_output_and_exits_with_the_commands_status(cluster: Cluster) -> None:
     assert cluster.ok("exec", "box", "--", "printenv", "HOSTNAME") == "box\n"
     failed = cluster.kubectl("exec", "box", "--", "false")
@@ -236,9 +246,7 @@ def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(
 
 def test_kubectl_run_i_attaches_prints_what_follows_and_deletes_the_pod(cluster: Cluster) -> None:
     script = "sleep 1; echo hi; exit 2"
-    done = cluster.kubectl(
-        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "once", "--", "sh", "-c", script
-    )
+    done = run_i(cluster, "once", "sh", "-c", script)
     assert (done.returncode, done.stdout) == (2, 'hi\npod "once" deleted\n')
     assert cluster.kubectl("get", "pod", "once").returncode == 1
 
@@ -247,52 +255,32 @@ def test_kubectl_run_i_gives_the_containers_command_its_stdin(cluster: Cluster) 
     # stdin: true, stdinOnce: true: the command waits on its input, reads what kubectl sends
     # to its end, and ends with its own status
     script = "echo ready; read first; echo got $first; wc -l; exit 3"
-    done = cluster.kubectl(
-        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "reader", "--",
-        "sh", "-c", script, stdin="hello\na\nb\n",
-    )  # fmt: skip
+    done = run_i(cluster, "reader", "sh", "-c", script, stdin="hello\na\nb\n")
     assert (done.returncode, done.stdout) == (3, 'got hello\n2\npod "reader" deleted\n')
-    piped = cluster.kubectl(
-        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "catted", "--", "cat",
-        stdin="one\ntwo\n",
-    )  # fmt: skip
+    piped = run_i(cluster, "catted", "cat", stdin="one\ntwo\n")
     assert (piped.returncode, piped.stdout) == (0, 'one\ntwo\npod "catted" deleted\n')
     # what it printed is its log, before and after it waited
-    cluster.kubectl(
-        "run", "-i", "--restart=Never", "--image=busybox", "kept", "--", "sh", "-c", script,
-        stdin="hello\na\nb\n",
-    )  # fmt: skip
+    run_i(cluster, "kept", "sh", "-c", script, stdin="hello\na\nb\n", rm=False)
     assert cluster.ok("logs", "kept") == "ready\ngot hello\n2\n"
     assert cluster.ok("get", "pod", "kept", "-o=jsonpath={.status.phase}") == "Failed"
     cluster.ok("delete", "pod", "kept", "--wait=false")
     # a line it prints after a pause, before it reads, is printed once (kubectl attaches
     # before the pause ends)
-    cluster.kubectl(
-        "run", "-i", "--restart=Never", "--image=busybox", "paused", "--", "sh", "-c",
-        "echo first; sleep 3; echo later; read x; echo got $x", stdin="hi\n",
-    )  # fmt: skip
+    script = "echo first; sleep 3; echo later; read x; echo got $x"
+    run_i(cluster, "paused", "sh", "-c", script, stdin="hi\n", rm=False)
     assert cluster.ok("logs", "paused") == "first\nlater\ngot hi\n"
     cluster.ok("delete", "pod", "paused", "--wait=false")
 
 
 def test_kubectl_run_i_with_a_shell_ends_the_container_as_the_shell_ends(cluster: Cluster) -> None:
     # the shell's exit is the container's: the pod fails with its status, which kubectl returns
-    done = cluster.kubectl(
-        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "shell", "--", "sh",
-        stdin="echo hi\nexit 4\n",
-    )  # fmt: skip
+    done = run_i(cluster, "shell", "sh", stdin="echo hi\nexit 4\n")
     assert (done.returncode, done.stdout) == (4, 'hi\npod "shell" deleted\n')
     # stdinOnce: the end of kubectl's stdin is the end of the shell's
-    ended = cluster.kubectl(
-        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "eof", "--", "sh",
-        stdin="echo bye\n",
-    )  # fmt: skip
+    ended = run_i(cluster, "eof", "sh", stdin="echo bye\n")
     assert (ended.returncode, ended.stdout) == (0, 'bye\npod "eof" deleted\n')
     # what the shell printed, on stdout and stderr, is the container's log
-    cluster.kubectl(
-        "run", "-i", "--restart=Never", "--image=busybox", "logged", "--", "sh",
-        stdin="echo one\necho two >&2\n",
-    )  # fmt: skip
+    run_i(cluster, "logged", "sh", stdin="echo one\necho two >&2\n", rm=False)
     assert cluster.ok("logs", "logged") == "one\ntwo\n"
     cluster.ok("delete", "pod", "logged", "--wait=false")
 

@@ -481,6 +481,11 @@ def _reads_labels(volume: Mapping[str, Any]) -> bool:
 _CHANGING_FIELDS = ("metadata.labels", "metadata.annotations")
 
 
+def _labels_of(pod: Mapping[str, Any]) -> tuple[Any, Any]:
+    m = pod["metadata"]
+    return m.get("labels"), m.get("annotations")
+
+
 def _modelled(volume: Mapping[str, Any]) -> bool:
     return any(volume.get(field) is not None for field in _MODELLED)
 
@@ -506,7 +511,14 @@ class PodVolumes:
     """The volumes of one pod whose files Pinnace models (configMap, secret, downwardAPI and
     projected ones), by volume name, kept current by `mount`."""
 
-    __slots__ = ("files", "follows_labels", "mounted", "sources", "unprocessed")  # thousands a pool
+    __slots__ = (
+        "_labels_seen",
+        "files",
+        "follows_labels",
+        "mounted",
+        "sources",
+        "unprocessed",
+    )  # thousands a pool
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
         self.sources: dict[str, Mapping[str, Any]] = {
@@ -519,8 +531,11 @@ class PodVolumes:
         self.unprocessed: list[str] = []
         """The names of the claim volumes that cannot be set up yet."""
         self.follows_labels = any(_reads_labels(v) for v in self.sources.values())
-        """A downwardAPI file holds the pod's labels or annotations: each update of the pod
-        sets it up again (the downwardAPI plugin requires a remount at every pod sync)."""
+        """A downwardAPI file holds the pod's labels or annotations: an update of the pod that
+        changes them sets it up again (`follow_labels`; the downwardAPI plugin requires a
+        remount at every pod sync, and only these files can differ)."""
+        self._labels_seen: tuple[Any, Any] | None = None
+        """The labels and annotations the files were last set up with."""
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodVolumes:
@@ -551,9 +566,28 @@ class PodVolumes:
         """Set up (or bring up to date) every volume; the FailedMount messages of those that
         fail. A volume that fails, or waits for a token, keeps the files it had."""
         self.unprocessed = []
+        if self.follows_labels:
+            self._labels_seen = _labels_of(pod)
         failures = self._set_up(self.sources, pod, lookup, tokens, allocatable)
         self.mounted = len(self.files) == len(self.sources)
         return failures
+
+    def follow_labels(
+        self,
+        pod: Mapping[str, Any],
+        lookup: SourceLookup,
+        tokens: TokenSource,
+        allocatable: Allocatable,
+    ) -> list[str]:
+        """Set up again the volumes set up so far whose downwardAPI files hold the pod's labels
+        or annotations, when these changed since; the FailedMount messages of those that fail.
+        A status write's echo changes neither, and costs a comparison."""
+        seen = _labels_of(pod)
+        if not self.follows_labels or seen == self._labels_seen:
+            return []
+        self._labels_seen = seen
+        following = {n: v for n, v in self.sources.items() if n in self.files and _reads_labels(v)}
+        return self._set_up(following, pod, lookup, tokens, allocatable)
 
     def renew_tokens(
         self,

@@ -648,7 +648,10 @@ class PodWorker:
             self.sync()
         elif self.volumes.follows_labels and not self.finished:
             host = self.host
-            self.volumes.mount(pod, host.sources, host.tokens, host.node_allocatable)
+            failures = self.volumes.follow_labels(
+                pod, host.sources, host.tokens, host.node_allocatable
+            )
+            self._mount_failed(list(dict.fromkeys([*self._mount_failures, *failures])))
 
     def _new_images(self, pod: Mapping[str, Any]) -> bool:
         """Take the images the pod's containers name now (the one field of a container an
@@ -766,11 +769,9 @@ class PodWorker:
     def _mount(self, pod: Mapping[str, Any]) -> bool:
         """Set up the pod's volumes; a FailedMount event for each that fails anew."""
         host = self.host
-        failures = self.volumes.mount(pod, host.sources, host.tokens, host.node_allocatable)
-        for message in failures:
-            if message not in self._mount_failures:
-                self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
-        self._mount_failures = failures
+        self._mount_failed(
+            self.volumes.mount(pod, host.sources, host.tokens, host.node_allocatable)
+        )
         if self.volumes.unprocessed:
             if self._mount_wait is None:
                 self._wait_for_claims()
@@ -778,6 +779,14 @@ class PodWorker:
             self._mount_wait.cancel()
             self._mount_wait = None
         return self.volumes.mounted
+
+    def _mount_failed(self, failures: list[str]) -> None:
+        """A FailedMount event for each of `failures` that is new; they are the volumes'
+        failures now."""
+        for message in failures:
+            if message not in self._mount_failures:
+                self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
+        self._mount_failures = failures
 
     def _wait_for_claims(self) -> None:
         self._mount_wait = self.host.clock.call_later(

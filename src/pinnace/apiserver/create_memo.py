@@ -18,8 +18,10 @@ create work the pipeline out again.
 A template is remembered only where nothing per pod can change the answer, which `remember`
 checks on what the pipeline made: the name is a good DNS label (so each pod's passes the same
 checks and has no warning of its own), and the pod's own values appear in the object where they
-are put and nowhere else, nor in a warning. A failed create is never remembered: a template's
-error is worked out again, as its wording names the pod.
+are put and nowhere else, nor in a warning. A create that fails in the pipeline is never
+remembered: a template's error is worked out again, as its wording names the pod. (One that
+passes the pipeline and then fails on its quota charge or a name taken is remembered: the memo
+holds only what the pipeline made, which the charge and the write do not change.)
 
 The memo holds JSON text only, and each pod is made from it anew: no stored object shares any
 part of the memo.
@@ -35,7 +37,11 @@ import orjson
 
 from pinnace.api.names import GENERATE_NAME_MAX_BASE, NAME_SUFFIX_ALPHABET, is_good_dns1123_label
 from pinnace.api.objects import Object, Remembered, plain_json
-from pinnace.apiserver.admission.service_account import VOLUME_PREFIX, is_mirror_pod, token_volume
+from pinnace.apiserver.admission.service_account import (
+    VOLUME_PREFIX,
+    requested_account,
+    token_volume,
+)
 
 _SUFFIX_STAND_IN = NAME_SUFFIX_ALPHABET[0] * 5
 """A generated name's random suffix, for checking its base: every suffix is 5 lowercase
@@ -158,12 +164,11 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
     for value, times in own.items():
         if text.count(orjson.dumps(value)) != times or any(value in w for w in warnings):
             return None
-    account = "" if is_mirror_pod(obj) else spec.get("serviceAccountName")
     return Made(
         text,
         tuple(warnings),
         not template.name,
-        account if isinstance(account, str) else "",
+        requested_account(obj),
         volume_index,
         token_mounts,
         timed,

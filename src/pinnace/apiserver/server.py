@@ -42,7 +42,7 @@ from pinnace.api.status import StatusError
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver import deletion, patching
 from pinnace.apiserver.admission.service_account import VOLUME_PREFIX
-from pinnace.apiserver.admission_chain import AdmissionChain
+from pinnace.apiserver.admission_chain import PODS, AdmissionChain
 from pinnace.apiserver.auth.authorizer import Authorizer, RuleResolver
 from pinnace.apiserver.auth.node import NodeAuthorizer
 from pinnace.apiserver.auth.policy import node_rules
@@ -80,7 +80,6 @@ MAX_CONFLICT_RETRIES = 16
 BLOCK_SECONDS = 3.0
 """How long a read at a resourceVersion waits for the store to reach it (the watch cache's
 blockTimeout) before it is answered 504 "Too large resource version"."""
-PODS = catalog.kind("", "pods")
 _NAME = Path("metadata", "name")
 _SYSTEM_FIELDS = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 """What a create's metadata may not set (rest.FillObjectMetaSystemFields and BeforeCreate)."""

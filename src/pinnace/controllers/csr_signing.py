@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from pinnace.api.certificates.csr import MIN_EXPIRATION_SECONDS
 from pinnace.api.certificates.request import (
     FAILED,
     KUBE_APISERVER_CLIENT,
@@ -48,7 +49,6 @@ from pinnace.controllers.certificate_controller import CSRS, CertificateControll
 
 DEFAULT_CLUSTER_SIGNING_DURATION = 365 * 24 * 3600.0
 """kube-controller-manager's --cluster-signing-duration: 8760h."""
-MIN_DURATION = 600.0
 BACKDATE = 300.0
 SHORT = 8 * 3600.0
 
@@ -125,7 +125,7 @@ class CertificateAuthority:
         """signer.duration: what the request asks for, within the controller's bounds."""
         if not isinstance(expiration_seconds, int):
             return self.duration
-        return min(self.duration, max(MIN_DURATION, float(expiration_seconds)))
+        return min(self.duration, max(float(MIN_EXPIRATION_SECONDS), float(expiration_seconds)))
 
     def sign(
         self,

@@ -254,7 +254,8 @@ PACKED_LATELY = 1024
 """Objects whose packed form a codec keeps for whoever packs them next: more than are written
 between an object's commit and the last informer of the process hearing of it (a start
 creates pods 500 at a time), and a fraction of what the store keeps as written anyway
-(`RECENT_VERSIONS`), so they cost only their packed forms (~0.2 MiB)."""
+(`RECENT_VERSIONS`). Each is held with its object, so that its id cannot be taken by another
+meanwhile: an informer's object the store no longer keeps lives until 1,024 later packings."""
 _MAX_KINDS = 64
 _MAX_KIND_NAME = 63
 """Kinds past the first 64 (or with longer names) share one entry: the name is only a guess

@@ -42,7 +42,7 @@ def default_binding(binding: Object) -> None:
     for subject in binding.get("subjects") or ():
         if not isinstance(subject, dict) or subject.get("apiGroup"):
             continue
-        if subject.get("kind") == SERVICE_ACCOUNT and subject.get("apiGroup", "") in ("", None):
+        if subject.get("kind") == SERVICE_ACCOUNT:
             subject.pop("apiGroup", None)
         elif subject.get("kind") in (USER, GROUP_KIND):
             subject["apiGroup"] = GROUP

@@ -112,7 +112,7 @@ async def run_exec(
         while data := await io.read():
             await io.write(STDOUT, data)
         return 0
-    tar = parse_tar(argv[1:]) if argv and argv[0].rsplit("/", 1)[-1] == "tar" else None
+    tar = parse_tar(argv[1:]) if _program(argv) == "tar" else None
     if tar is not None:  # `kubectl cp`: an archive, binary, on stdin or stdout
         done = tar.run(context.files, clock.now(), await _read_all(io) if tar.extract else b"")
         # busybox tells of a missing path before it ends the archive: kubectl cp, which stops
@@ -237,23 +237,32 @@ async def _read_all(io: StreamIO) -> bytes:
     return b"".join(chunks)
 
 
+def _program(argv: Sequence[str]) -> str:
+    """The program a command runs, without its directory ("" for none)."""
+    return argv[0].rsplit("/", 1)[-1] if argv else ""
+
+
+def _shell_script(argv: Sequence[str]) -> str | None:
+    """A shell's `-c` script, or None when the command is not `sh -c SCRIPT`."""
+    return argv[2] if len(argv) >= 3 and _program(argv) in SHELLS and argv[1] == "-c" else None
+
+
 def _script(argv: Sequence[str]) -> str:
     """The script a command runs: a shell's `-c` script, or the program with its arguments."""
-    sh_c = len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in SHELLS and argv[1] == "-c"
-    return argv[2] if sh_c else shlex.join(argv)
+    script = _shell_script(argv)
+    return shlex.join(argv) if script is None else script
 
 
 def _cat_of_stdin(argv: Sequence[str]) -> bool:
     """`cat` (or `sh -c cat`) with no file: it copies stdin to stdout until stdin ends."""
-    if len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in SHELLS and argv[1] == "-c":
-        argv = argv[2].split()
-    return bool(argv) and argv[0].rsplit("/", 1)[-1] == "cat" and list(argv[1:]) in ([], ["-"])
+    script = _shell_script(argv)
+    words = argv if script is None else script.split()
+    return _program(words) == "cat" and list(words[1:]) in ([], ["-"])
 
 
 def _bare_shell(argv: Sequence[str]) -> bool:
     """A shell that reads its commands from stdin."""
-    program = argv[0].rsplit("/", 1)[-1] if argv else ""
-    return program in SHELLS and all(a in ("-i", "-l", "-s") for a in argv[1:])
+    return _program(argv) in SHELLS and all(a in ("-i", "-l", "-s") for a in argv[1:])
 
 
 async def _interactive(

@@ -37,11 +37,7 @@ import orjson
 
 from pinnace.api.names import GENERATE_NAME_MAX_BASE, NAME_SUFFIX_ALPHABET, is_good_dns1123_label
 from pinnace.api.objects import Object, Remembered, plain_json
-from pinnace.apiserver.admission.service_account import (
-    VOLUME_PREFIX,
-    requested_account,
-    token_volume,
-)
+from pinnace.apiserver.admission.service_account import VOLUME_PREFIX, is_mirror_pod, token_volume
 
 _SUFFIX_STAND_IN = NAME_SUFFIX_ALPHABET[0] * 5
 """A generated name's random suffix, for checking its base: every suffix is 5 lowercase
@@ -164,11 +160,12 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
     for value, times in own.items():
         if text.count(orjson.dumps(value)) != times or any(value in w for w in warnings):
             return None
+    account = "" if is_mirror_pod(obj) else spec.get("serviceAccountName")
     return Made(
         text,
         tuple(warnings),
         not template.name,
-        requested_account(obj),
+        account if isinstance(account, str) else "",
         volume_index,
         token_mounts,
         timed,

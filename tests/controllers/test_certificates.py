@@ -161,37 +161,43 @@ def test_pending_denied_and_other_signers_requests_are_never_signed(cluster: Cer
 
 
 @pytest.mark.parametrize(
-    ("signer", "request_", "usages", "why"),
+    ("signer", "subject", "usages", "why"),
     [
         (
             CLIENT,
-            pem_request("jane"),
+            ("jane", ()),
             ("client auth", "server auth"),
             "invalid usage for client certificate: server auth",
         ),
         (
             CLIENT,
-            pem_request("jane"),
+            ("jane", ()),
             ("digital signature",),
             "missing required usage for client certificate: client auth",
         ),
         (
             KUBELET_CLIENT,
-            pem_request("system:node:n1", ("devs",)),
+            ("system:node:n1", ("devs",)),
             ("digital signature", "client auth"),
             "subject organization is not system:nodes",
         ),
         (
             KUBELET_SERVING,
-            pem_request("system:node:n1", ("system:nodes",)),
+            ("system:node:n1", ("system:nodes",)),
             ("digital signature", "server auth"),
             "DNS or IP subjectAltName is required",
         ),
     ],
+    ids=["client-server-auth", "client-no-client-auth", "kubelet-client-org", "serving-no-san"],
 )
 def test_a_request_breaking_its_signers_rules_fails_and_is_not_signed(
-    cluster: Certificates, signer: str, request_: bytes, usages: tuple[str, ...], why: str
+    cluster: Certificates,
+    signer: str,
+    subject: tuple[str, tuple[str, ...]],
+    usages: tuple[str, ...],
+    why: str,
 ) -> None:
+    request_ = pem_request(*subject)
     done = approved(cluster, csr("bad", request_, signer, usages))
     assert issued(done) is None
     failed = done["status"]["conditions"][-1]

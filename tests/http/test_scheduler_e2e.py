@@ -48,7 +48,11 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = launch(tmp_path_factory.mktemp("pinnace-up-scheduler"))
+    # The module's Nodes are bare objects with no kubelet behind them: without long grace
+    # periods the node lifecycle controller taints them unreachable (NoSchedule) 60 s after
+    # they are made, as v1.32's does, and a slow machine reaches the later tests past that.
+    grace = ("--node-startup-grace-period", "1h", "--node-monitor-grace-period", "1h")
+    running = launch(tmp_path_factory.mktemp("pinnace-up-scheduler"), flags=grace)
     yield running
     stop(running)
 

@@ -35,6 +35,7 @@ from pinnace.api.certificates.request import (
     KUBE_APISERVER_CLIENT,
     KUBE_APISERVER_CLIENT_KUBELET,
     KUBELET_SERVING,
+    alt_names,
     apiserver_client_error,
     has_condition,
     is_approved,
@@ -86,6 +87,8 @@ _EXTENDED_KEY_USAGES = {
     "netscape sgc": x509.ObjectIdentifier("2.16.840.1.113730.4.1"),
 }
 """In Go's x509.ExtKeyUsage order, which the certificate lists them in."""
+_CARRIED_NAMES = (x509.DNSName, x509.IPAddress, x509.RFC822Name, x509.UniformResourceIdentifier)
+"""The subject alternative names a certificate carries over from its request, in its order."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ class CertificateAuthority:
         )
         if extended:
             builder = builder.add_extension(x509.ExtendedKeyUsage(extended), critical=False)
-        names = _alt_names(request)
+        names = alt_names(request, *_CARRIED_NAMES)
         if names:
             builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         try:
@@ -195,16 +198,6 @@ def _key_usage(bits: set[str]) -> x509.KeyUsage:
     if not on["key_agreement"]:  # cryptography refuses these two without key agreement
         on["encipher_only"] = on["decipher_only"] = False
     return x509.KeyUsage(**on)
-
-
-def _alt_names(request: x509.CertificateSigningRequest) -> list[x509.GeneralName]:
-    """The request's DNS names, IP addresses, e-mail addresses and URIs, carried over."""
-    try:
-        found = request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return []
-    kinds = (x509.DNSName, x509.IPAddress, x509.RFC822Name, x509.UniformResourceIdentifier)
-    return [name for kind in kinds for name in found if isinstance(name, kind)]
 
 
 class CSRSigningController:

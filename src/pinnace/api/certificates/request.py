@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable
+from typing import Any
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID
@@ -142,10 +143,15 @@ def apiserver_client_error(usages: Iterable[str]) -> str:
     return "" if has_client_auth else "missing required usage for client certificate: client auth"
 
 
-def has_condition(csr: object, condition: str) -> bool:
+def conditions(csr: object) -> list[dict[str, Any]]:
+    """`status.conditions`, the entries that are objects (a new list of the same objects)."""
     status = csr.get("status") if isinstance(csr, dict) else None
-    conditions = status.get("conditions") if isinstance(status, dict) else None
-    return any(isinstance(c, dict) and c.get("type") == condition for c in conditions or ())
+    found = status.get("conditions") if isinstance(status, dict) else None
+    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
+def has_condition(csr: object, condition: str) -> bool:
+    return any(c.get("type") == condition for c in conditions(csr))
 
 
 def is_approved(csr: object) -> bool:

@@ -21,6 +21,7 @@ from pinnace.api import status
 from pinnace.api.certificates.request import (
     KUBE_APISERVER_CLIENT,
     RequestError,
+    conditions,
     organizations,
     parse_request,
     request_bytes,
@@ -57,12 +58,8 @@ def set_requester(csr: Object) -> None:
 def stamp_conditions(new: Object, old: Object, now: str) -> None:
     """populateConditionTimestamps: a condition without lastUpdateTime gets now; one without
     lastTransitionTime keeps that of the same type and status before, else gets now."""
-    status_ = new.get("status")
-    conditions = status_.get("conditions") if isinstance(status_, dict) else None
-    before = (old.get("status") or {}).get("conditions") or []
-    for c in conditions or ():
-        if not isinstance(c, dict):
-            continue
+    before = conditions(old)
+    for c in conditions(new):
         if not c.get("lastUpdateTime"):
             c["lastUpdateTime"] = now
         if not c.get("lastTransitionTime"):
@@ -70,8 +67,7 @@ def stamp_conditions(new: Object, old: Object, now: str) -> None:
                 (
                     o["lastTransitionTime"]
                     for o in before
-                    if isinstance(o, dict)
-                    and (o.get("type"), o.get("status")) == (c.get("type"), c.get("status"))
+                    if (o.get("type"), o.get("status")) == (c.get("type"), c.get("status"))
                     and o.get("lastTransitionTime")
                 ),
                 now,

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from pinnace.api.certificates.csr import MIN_EXPIRATION_SECONDS
 from pinnace.api.certificates.request import (
@@ -44,6 +43,7 @@ from pinnace.api.certificates.request import (
     parse_request,
     request_bytes,
 )
+from pinnace.api.certificates.usages import EXTENDED_KEY_USAGES, KEY_USAGES
 from pinnace.api.objects import Object
 from pinnace.client import Client, InformerFactory
 from pinnace.controllers.certificate_controller import CSRS, CertificateController
@@ -59,34 +59,6 @@ _SIGNER_RULES: dict[str, Callable[[x509.CertificateSigningRequest, list[str]], s
     KUBELET_SERVING: kubelet_serving_error,
 }
 
-_KEY_USAGES = {
-    "signing": "digital_signature",
-    "digital signature": "digital_signature",
-    "content commitment": "content_commitment",
-    "key encipherment": "key_encipherment",
-    "key agreement": "key_agreement",
-    "data encipherment": "data_encipherment",
-    "cert sign": "key_cert_sign",
-    "crl sign": "crl_sign",
-    "encipher only": "encipher_only",
-    "decipher only": "decipher_only",
-}
-_EXTENDED_KEY_USAGES = {
-    "any": ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE,
-    "server auth": ExtendedKeyUsageOID.SERVER_AUTH,
-    "client auth": ExtendedKeyUsageOID.CLIENT_AUTH,
-    "code signing": ExtendedKeyUsageOID.CODE_SIGNING,
-    "email protection": ExtendedKeyUsageOID.EMAIL_PROTECTION,
-    "s/mime": ExtendedKeyUsageOID.EMAIL_PROTECTION,
-    "ipsec end system": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.5"),
-    "ipsec tunnel": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.6"),
-    "ipsec user": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.7"),
-    "timestamping": ExtendedKeyUsageOID.TIME_STAMPING,
-    "ocsp signing": ExtendedKeyUsageOID.OCSP_SIGNING,
-    "microsoft sgc": x509.ObjectIdentifier("1.3.6.1.4.1.311.10.3.3"),
-    "netscape sgc": x509.ObjectIdentifier("2.16.840.1.113730.4.1"),
-}
-"""In Go's x509.ExtKeyUsage order, which the certificate lists them in."""
 _CARRIED_NAMES = (x509.DNSName, x509.IPAddress, x509.RFC822Name, x509.UniformResourceIdentifier)
 """The subject alternative names a certificate carries over from its request, in its order."""
 
@@ -161,11 +133,11 @@ class CertificateAuthority:
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         )
         wanted = set(usages)
-        bits = {flag for usage, flag in _KEY_USAGES.items() if usage in wanted}
+        bits = {flag for usage, flag in KEY_USAGES.items() if usage in wanted}
         if bits:
             builder = builder.add_extension(_key_usage(bits), critical=True)
         extended = list(
-            dict.fromkeys(oid for usage, oid in _EXTENDED_KEY_USAGES.items() if usage in wanted)
+            dict.fromkeys(oid for usage, oid in EXTENDED_KEY_USAGES.items() if usage in wanted)
         )
         if extended:
             builder = builder.add_extension(x509.ExtendedKeyUsage(extended), critical=False)

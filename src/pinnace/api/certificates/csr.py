@@ -31,38 +31,12 @@ from pinnace.api.certificates.request import (
     parse_request,
     request_bytes,
 )
+from pinnace.api.certificates.usages import USAGES
 from pinnace.api.core.pod_shape import as_dict, as_list, as_str
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.names import is_dns1123_label
-
-USAGES = (
-    "any",
-    "cert sign",
-    "client auth",
-    "code signing",
-    "content commitment",
-    "crl sign",
-    "data encipherment",
-    "decipher only",
-    "digital signature",
-    "email protection",
-    "encipher only",
-    "ipsec end system",
-    "ipsec tunnel",
-    "ipsec user",
-    "key agreement",
-    "key encipherment",
-    "microsoft sgc",
-    "netscape sgc",
-    "ocsp signing",
-    "s/mime",
-    "server auth",
-    "signing",
-    "timestamping",
-)
-"""Every key usage a request may name, sorted as the validation's message lists them."""
 
 MIN_EXPIRATION_SECONDS = 600
 _MAX_SUBDOMAIN = 253

@@ -25,8 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives import serialization
 
 from pinnace.api.certificates.csr import MIN_EXPIRATION_SECONDS
 from pinnace.api.certificates.request import (
@@ -45,6 +44,7 @@ from pinnace.api.certificates.request import (
 )
 from pinnace.api.certificates.usages import EXTENDED_KEY_USAGES, KEY_USAGES
 from pinnace.api.objects import Object
+from pinnace.apiserver.auth.certs import load_ca, sign
 from pinnace.client import Client, InformerFactory
 from pinnace.controllers.certificate_controller import CSRS, CertificateController
 
@@ -83,17 +83,7 @@ class SigningError(Exception):
 
 class CertificateAuthority:
     def __init__(self, signing: ClusterSigning) -> None:
-        self.certificate = x509.load_pem_x509_certificate(signing.cert.encode())
-        key = serialization.load_pem_private_key(signing.key.encode(), password=None)
-        if not isinstance(
-            key,
-            ec.EllipticCurvePrivateKey
-            | rsa.RSAPrivateKey
-            | ed25519.Ed25519PrivateKey
-            | ed448.Ed448PrivateKey,
-        ):
-            raise ValueError("the cluster signing key is of a kind that cannot sign certificates")
-        self._key = key
+        self.certificate, self._key = load_ca(signing.cert.encode(), signing.key.encode())
         self.duration = signing.duration
 
     def ttl(self, expiration_seconds: object) -> float:
@@ -152,13 +142,7 @@ class CertificateAuthority:
             )
         except x509.ExtensionNotFound:
             pass
-        algorithm = (
-            None
-            if isinstance(self._key, ed25519.Ed25519PrivateKey | ed448.Ed448PrivateKey)
-            else hashes.SHA256()
-        )
-        signed = builder.sign(self._key, algorithm)
-        return signed.public_bytes(serialization.Encoding.PEM)
+        return sign(builder, self._key).public_bytes(serialization.Encoding.PEM)
 
 
 def _key_usage(bits: set[str]) -> x509.KeyUsage:

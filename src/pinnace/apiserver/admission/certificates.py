@@ -43,16 +43,8 @@ def set_requester(csr: Object) -> None:
     for key in ("username", "uid", "groups", "extra"):
         spec.pop(key, None)
     who = requester()
-    if who is None:
-        return
-    user = who.user
-    spec["username"] = user.name
-    if user.uid:
-        spec["uid"] = user.uid
-    if user.groups:
-        spec["groups"] = list(user.groups)
-    if user.extra:
-        spec["extra"] = {k: list(v) for k, v in user.extra.items()}
+    if who is not None:
+        spec.update(who.user.fields())
 
 
 def stamp_conditions(new: Object, old: Object, now: str) -> None:

@@ -25,11 +25,12 @@ from tests.csr_requests import (
     issued,
     pem_request,
 )
+from tests.support import acting_as
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.apiserver.auth import certs
-from pinnace.apiserver.auth.user import REQUESTER, Requester, UserInfo
+from pinnace.apiserver.auth.user import UserInfo
 from pinnace.controllers.certificates import CertificateControllers
 from pinnace.controllers.csr_cleaner import due
 from pinnace.controllers.csr_signing import ClusterSigning
@@ -65,11 +66,8 @@ class Certificates(Cluster):
         self.run(asyncio.sleep(seconds))
 
     def create(self, obj: Object, user: UserInfo | None = None) -> Object:
-        token = REQUESTER.set(None if user is None else Requester(user))
-        try:
+        with acting_as(user):
             return copy.deepcopy(self.run(self.client.create(CSRS, "", obj)))
-        finally:
-            REQUESTER.reset(token)
 
     def get(self, name: str) -> Object:
         return copy.deepcopy(self.run(self.client.get(CSRS, "", name)))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
@@ -45,6 +47,17 @@ def eventually(check: Callable[[], T], timeout: float = 30.0, interval: float = 
                 raise failure
             raise AssertionError(f"still {value!r} after {timeout:g} s")
         time.sleep(interval)
+
+
+def run_pinnace(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """`pinnace *args` in a process of its own, as a user runs it; its output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 @contextlib.contextmanager

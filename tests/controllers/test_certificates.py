@@ -33,7 +33,7 @@ from pinnace.apiserver.auth import certs
 from pinnace.apiserver.auth.user import UserInfo
 from pinnace.controllers.certificates import CertificateControllers
 from pinnace.controllers.csr_cleaner import due
-from pinnace.controllers.csr_signing import ClusterSigning
+from pinnace.controllers.csr_signing import CertificateAuthority, ClusterSigning
 
 CSRS = catalog.kind("certificates.k8s.io", "certificatesigningrequests")
 HOUR = 3600.0
@@ -229,6 +229,13 @@ def test_nothing_is_signed_without_a_ca(tmp_path: Path) -> None:
 def node_client_request(name: str, common_name: str = "system:node:n1") -> Object:
     request = pem_request(common_name, ("system:nodes",))
     return csr(name, request, KUBELET_CLIENT, ("digital signature", "client auth"))
+
+
+def test_a_signing_key_that_is_not_the_ca_certificates_is_refused(tmp_path: Path) -> None:
+    ca, other = certs.ensure_ca(tmp_path / "a"), certs.ensure_ca(tmp_path / "b")
+    signing = ClusterSigning(ca.cert.read_text(), other.key.read_text())
+    with pytest.raises(ValueError, match="does not match"):
+        CertificateAuthority(signing)
 
 
 def test_a_nodes_own_client_request_is_approved_after_an_access_review(tmp_path: Path) -> None:

@@ -124,11 +124,14 @@ def ensure_ca(directory: Path) -> KeyPair:
 
 
 def load_ca(cert_pem: bytes, key_pem: bytes) -> tuple[x509.Certificate, SigningKey]:
-    """A CA's certificate and private key, from PEM."""
+    """A CA's certificate and private key, from PEM; the key must be the certificate's (as
+    kube-controller-manager's signer checks with tls.X509KeyPair)."""
     cert = x509.load_pem_x509_certificate(cert_pem)
     key = serialization.load_pem_private_key(key_pem, password=None)
     if not isinstance(key, SigningKey):
         raise ValueError("the CA key is of a kind that cannot sign certificates")
+    if key.public_key() != cert.public_key():
+        raise ValueError("the CA key does not match the public key of its certificate")
     return cert, key
 
 

@@ -12,10 +12,14 @@ polling, and waiting ten virtual minutes costs what the work in them costs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import subprocess
+import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
+from pinnace.apiserver.auth.user import REQUESTER, Requester, UserInfo
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, VirtualEventLoop
 from pinnace.cluster import ClusterOptions, ControlPlane
@@ -43,6 +47,28 @@ def eventually(check: Callable[[], T], timeout: float = 30.0, interval: float = 
                 raise failure
             raise AssertionError(f"still {value!r} after {timeout:g} s")
         time.sleep(interval)
+
+
+def run_pinnace(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """`pinnace *args` in a process of its own, as a user runs it; its output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@contextlib.contextmanager
+def acting_as(user: UserInfo | None) -> Iterator[None]:
+    """The API server's calls inside come from `user`, as if the HTTP front end had
+    authenticated it (None: from an in-process component, trusted)."""
+    token = REQUESTER.set(None if user is None else Requester(user))
+    try:
+        yield
+    finally:
+        REQUESTER.reset(token)
 
 
 class SimulatedCluster:

@@ -6,18 +6,17 @@ kube-apiserver-client signer, and conditions get their timestamps."""
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
-from collections.abc import Iterator
 from types import MappingProxyType
 
 import pytest
 from tests.apiserver.conftest import Harness
 from tests.csr_requests import a_certificate, condition, csr, pem_request
+from tests.support import acting_as
 
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
-from pinnace.apiserver.auth.user import REQUESTER, Requester, UserInfo
+from pinnace.apiserver.auth.user import UserInfo
 
 CSRS = catalog.kind("certificates.k8s.io", "certificatesigningrequests")
 CLUSTER_ROLE_BINDINGS = catalog.kind("rbac.authorization.k8s.io", "clusterrolebindings")
@@ -28,15 +27,6 @@ JANE = UserInfo(
     MappingProxyType({"scopes": ("read",)}),
 )
 APPROVER = UserInfo("ada", groups=("system:authenticated",))
-
-
-@contextlib.contextmanager
-def acting_as(user: UserInfo) -> Iterator[None]:
-    token = REQUESTER.set(Requester(user))
-    try:
-        yield
-    finally:
-        REQUESTER.reset(token)
 
 
 def grant(api: Harness, role: str, user: str) -> None:

@@ -10,13 +10,14 @@ from typing import Any, TypeVar
 
 import orjson
 import pytest
+from tests.support import acting_as
 
 from pinnace.api import catalog
 from pinnace.api.objects import clone
 from pinnace.api.options import WriteOptions
 from pinnace.api.status import StatusError
 from pinnace.apiserver.admission.pod_security_levels import Configuration
-from pinnace.apiserver.auth.user import REQUESTER, Requester, UserInfo
+from pinnace.apiserver.auth.user import UserInfo
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.server import APIServer, Result
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
@@ -252,11 +253,8 @@ def test_the_requester_decides_pod_security_exemptions(cluster: Cluster) -> None
     cluster.label_namespace({WARN: "restricted"})
 
     async def create_as(user: str, body: dict[str, Any]) -> Result:
-        token = REQUESTER.set(Requester(UserInfo(user)))
-        try:
+        with acting_as(UserInfo(user)):
             return await cluster.server.create(PODS, "a", body)
-        finally:
-            REQUESTER.reset(token)
 
     for i in range(3):
         assert cluster.run(create_as("exempt", pod(f"exempt-{i}"))).warnings == []

@@ -1,8 +1,8 @@
 """`pinnace bench api` as a user runs it: tiny sizes, the figures it names (never timings)."""
 
 import json
-import subprocess
-import sys
+
+from tests.support import run_pinnace
 
 FIGURE_KEYS = {
     "creates_per_second",
@@ -23,18 +23,8 @@ SIZE_KEYS = {"benchmark", "backend", "pods", "clients", "watchers", "watch_write
 TINY = ("--pods", "50", "--clients", "2", "--watchers", "2", "--watch-writes", "10")
 
 
-def pinnace(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pinnace.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_json_gives_every_figure_against_a_real_server() -> None:
-    result = pinnace("bench", "api", *TINY, "--watch-rate", "100", "--json")
+    result = run_pinnace("bench", "api", *TINY, "--watch-rate", "100", "--json", timeout=120)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert set(document) == FIGURE_KEYS | SIZE_KEYS
@@ -46,7 +36,9 @@ def test_json_gives_every_figure_against_a_real_server() -> None:
 
 
 def test_the_table_names_each_figure_for_the_memory_backend() -> None:
-    result = pinnace("bench", "api", "--backend", "memory", *TINY, "--watch-rate", "50")
+    result = run_pinnace(
+        "bench", "api", "--backend", "memory", *TINY, "--watch-rate", "50", timeout=120
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == (
@@ -75,7 +67,7 @@ def test_bad_arguments_are_clear_errors_without_traceback() -> None:
         (("bench", "api", "--watchers", "many"), "--watchers: 'many' is not a whole number"),
         (("bench", "api", "--backend", "postgres"), "invalid choice: 'postgres'"),
     ]:
-        result = pinnace(*args)
+        result = run_pinnace(*args, timeout=120)
         assert result.returncode == 2
         assert message in result.stderr
         assert "Traceback" not in result.stderr

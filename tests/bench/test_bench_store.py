@@ -1,10 +1,9 @@
 """`pinnace bench store` as a user runs it: tiny sizes, the figures it names (never timings)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from tests.support import run_pinnace
 
 from pinnace.cli.main import main
 
@@ -21,18 +20,8 @@ FIGURE_KEYS = {
 }
 
 
-def pinnace(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pinnace.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def test_json_gives_every_figure_for_both_backends() -> None:
-    result = pinnace("bench", "store", "--objects", "30", "--watchers", "2", "--json")
+    result = run_pinnace("bench", "store", "--objects", "30", "--watchers", "2", "--json")
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert (document["benchmark"], document["objects"], document["watchers"]) == ("store", 30, 2)

@@ -25,14 +25,15 @@ from tests.csr_requests import (
     issued,
     pem_request,
 )
+from tests.support import acting_as
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.apiserver.auth import certs
-from pinnace.apiserver.auth.user import REQUESTER, Requester, UserInfo
+from pinnace.apiserver.auth.user import UserInfo
 from pinnace.controllers.certificates import CertificateControllers
 from pinnace.controllers.csr_cleaner import due
-from pinnace.controllers.csr_signing import ClusterSigning
+from pinnace.controllers.csr_signing import CertificateAuthority, ClusterSigning
 
 CSRS = catalog.kind("certificates.k8s.io", "certificatesigningrequests")
 HOUR = 3600.0
@@ -65,11 +66,8 @@ class Certificates(Cluster):
         self.run(asyncio.sleep(seconds))
 
     def create(self, obj: Object, user: UserInfo | None = None) -> Object:
-        token = REQUESTER.set(None if user is None else Requester(user))
-        try:
+        with acting_as(user):
             return copy.deepcopy(self.run(self.client.create(CSRS, "", obj)))
-        finally:
-            REQUESTER.reset(token)
 
     def get(self, name: str) -> Object:
         return copy.deepcopy(self.run(self.client.get(CSRS, "", name)))
@@ -231,6 +229,13 @@ def test_nothing_is_signed_without_a_ca(tmp_path: Path) -> None:
 def node_client_request(name: str, common_name: str = "system:node:n1") -> Object:
     request = pem_request(common_name, ("system:nodes",))
     return csr(name, request, KUBELET_CLIENT, ("digital signature", "client auth"))
+
+
+def test_a_signing_key_that_is_not_the_ca_certificates_is_refused(tmp_path: Path) -> None:
+    ca, other = certs.ensure_ca(tmp_path / "a"), certs.ensure_ca(tmp_path / "b")
+    signing = ClusterSigning(ca.cert.read_text(), other.key.read_text())
+    with pytest.raises(ValueError, match="does not match"):
+        CertificateAuthority(signing)
 
 
 def test_a_nodes_own_client_request_is_approved_after_an_access_review(tmp_path: Path) -> None:

@@ -32,14 +32,46 @@ HPAS = catalog.kind("autoscaling", "horizontalpodautoscalers")
 MI = 1024 * 1024
 
 
-class Autoscaling(SimulatedCluster):
-    """Two nodes, the scheduler and the controllers, with a metrics source of the test's own
-    (or none): the running pods of the `web` deployment share `cpu_millis` and `memory_mib`
-    equally."""
+class AutoscaledWeb(SimulatedCluster):
+    """Two nodes, the scheduler and the controllers, and what a test reads back of the
+    Deployment `web` and its HorizontalPodAutoscaler `web` in `default`."""
 
-    def __init__(self, metrics: bool = True) -> None:
+    def __init__(self) -> None:
         nodes = node_configs(2, {"cpu": "16", "memory": "32Gi", "pods": "50"})
         super().__init__(ClusterOptions(nodes=nodes, seed=3))
+
+    def replicas(self) -> int:
+        return self.run(self.client.get(DEPLOYMENTS, "default", "web"))["spec"]["replicas"]
+
+    def hpa(self) -> Object:
+        return self.run(self.client.get(HPAS, "default", "web"))
+
+    def condition(self, kind: str) -> tuple[str, str, str]:
+        for c in self.hpa()["status"].get("conditions") or []:
+            if c["type"] == kind:
+                return c["status"], c["reason"], c["message"]
+        raise AssertionError(f"no {kind} condition")
+
+    def events(self, reason: str) -> list[str]:
+        items = self.run(self.client.list(EVENTS, "default"))["items"]
+        found = [e for e in items if e["reason"] == reason]
+        return [e["message"] for e in sorted(found, key=lambda e: e["firstTimestamp"])]
+
+    def follow(self, seconds: float, step: float = 15.0) -> list[int]:
+        """The target's replica count after each `step` for `seconds`."""
+        seen = []
+        for _ in range(int(seconds / step)):
+            self.wait(step)
+            seen.append(self.replicas())
+        return seen
+
+
+class Autoscaling(AutoscaledWeb):
+    """`AutoscaledWeb` with a metrics source of the test's own (or none): the running pods of
+    the `web` deployment share `cpu_millis` and `memory_mib` equally."""
+
+    def __init__(self, metrics: bool = True) -> None:
+        super().__init__()
         self.cpu_millis = 0
         self.memory_mib = 10
         self.informers = InformerFactory(self.client)
@@ -95,31 +127,6 @@ class Autoscaling(SimulatedCluster):
             },
         }
         self.run(self.client.create(HPAS, "default", body))
-
-    def replicas(self) -> int:
-        return self.run(self.client.get(DEPLOYMENTS, "default", "web"))["spec"]["replicas"]
-
-    def hpa(self) -> Object:
-        return self.run(self.client.get(HPAS, "default", "web"))
-
-    def condition(self, kind: str) -> tuple[str, str, str]:
-        for c in self.hpa()["status"].get("conditions") or []:
-            if c["type"] == kind:
-                return c["status"], c["reason"], c["message"]
-        raise AssertionError(f"no {kind} condition")
-
-    def events(self, reason: str) -> list[str]:
-        items = self.run(self.client.list(EVENTS, "default"))["items"]
-        found = [e for e in items if e["reason"] == reason]
-        return [e["message"] for e in sorted(found, key=lambda e: e["firstTimestamp"])]
-
-    def follow(self, seconds: float, step: float = 15.0) -> list[int]:
-        """The target's replica count after each `step` for `seconds`."""
-        seen = []
-        for _ in range(int(seconds / step)):
-            self.wait(step)
-            seen.append(self.replicas())
-        return seen
 
     def close(self) -> None:
         self.run(self.informers.stop())

@@ -10,13 +10,10 @@ from typing import Any
 
 import pytest
 from tests.apiextensions.test_crds import crontab, established
-from tests.client.conftest import EVENTS
-from tests.controllers.test_hpa import NOW, pod
-from tests.support import SimulatedCluster
+from tests.controllers.test_hpa import NOW, AutoscaledWeb, pod
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object, clone
-from pinnace.cluster import ClusterOptions
 from pinnace.controllers.hpa import go_label_selector
 from pinnace.controllers.hpa_replicas import (
     MetricError,
@@ -24,7 +21,6 @@ from pinnace.controllers.hpa_replicas import (
     PodMetricsInfo,
     ReplicaCalculator,
 )
-from pinnace.kubelet import node_configs
 
 DEPLOYMENTS = catalog.kind("apps", "deployments")
 HPAS = catalog.kind("autoscaling", "horizontalpodautoscalers")
@@ -106,13 +102,8 @@ def test_a_selector_is_printed_as_go_prints_a_label_selector() -> None:
 # --- on the virtual clock -------------------------------------------------------------------------
 
 
-class Cluster(SimulatedCluster):
-    """Two nodes, the scheduler and the controllers; `web`'s pods share the series
-    `frontend_requests` of the ConfigMap `loads`."""
-
-    def __init__(self) -> None:
-        nodes = node_configs(2, {"cpu": "16", "memory": "32Gi", "pods": "50"})
-        super().__init__(ClusterOptions(nodes=nodes, seed=3))
+class Cluster(AutoscaledWeb):
+    """`web`'s pods share the series `frontend_requests` of the ConfigMap `loads`."""
 
     def load(self, **series: str) -> None:
         body = {"metadata": {"name": "loads", "labels": {SERIES_LABEL: ""}}, "data": series}
@@ -151,29 +142,8 @@ class Cluster(SimulatedCluster):
         }
         self.run(self.client.create(HPAS, "default", body))
 
-    def replicas(self) -> int:
-        return self.run(self.client.get(DEPLOYMENTS, "default", "web"))["spec"]["replicas"]
-
     def status(self) -> Object:
-        return self.run(self.client.get(HPAS, "default", "web"))["status"]
-
-    def condition(self, kind: str) -> tuple[str, str, str]:
-        for c in self.status().get("conditions") or []:
-            if c["type"] == kind:
-                return c["status"], c["reason"], c["message"]
-        raise AssertionError(f"no {kind} condition")
-
-    def events(self, reason: str) -> list[str]:
-        items = self.run(self.client.list(EVENTS, "default"))["items"]
-        found = [e for e in items if e["reason"] == reason]
-        return [e["message"] for e in sorted(found, key=lambda e: e["firstTimestamp"])]
-
-    def follow(self, seconds: float, step: float = 15.0) -> list[int]:
-        seen = []
-        for _ in range(int(seconds / step)):
-            self.wait(step)
-            seen.append(self.replicas())
-        return seen
+        return self.hpa()["status"]
 
 
 @pytest.fixture

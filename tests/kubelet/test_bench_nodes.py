@@ -4,10 +4,9 @@ figures as one JSON object."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from tests.support import run_pinnace
 
 from pinnace.bench import nodes
 from pinnace.cli.main import main
@@ -17,13 +16,8 @@ def test_bench_nodes_prints_its_figures_as_json() -> None:
     # In a process of its own, as a user runs it: the memory figures are differences of the
     # process's resident size, which in a test worker also move with other tests' garbage.
     args = ["bench", "nodes", "--nodes", "3", "--pods-per-node", "2", "--seconds", "1", "--json"]
-    done = subprocess.run(
-        [sys.executable, "-m", "pinnace.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = run_pinnace(*args, timeout=120)
+    done.check_returncode()
     figures = json.loads(done.stdout)
     assert (figures["nodes"], figures["pods"]) == (3, 6)
     for key in (

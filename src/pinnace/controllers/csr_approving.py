@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pinnace.api.authorization.reviews import SUBJECT_ACCESS_REVIEW
 from pinnace.api.certificates.request import (
     APPROVED,
     DENIED,
@@ -25,6 +24,7 @@ from pinnace.api.certificates.request import (
 )
 from pinnace.api.objects import Object
 from pinnace.client import Client, InformerFactory
+from pinnace.client.access_review import subject_access_review
 from pinnace.controllers.certificate_controller import CSRS, CertificateController
 
 AccessReview = Callable[[Object], Awaitable[bool]]
@@ -96,9 +96,7 @@ def reviewed_by(client: Client) -> AccessReview:
     as kube-controller-manager's approver creates one."""
 
     async def review(spec: Object) -> bool:
-        sar = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
-        answered = await client.create(SUBJECT_ACCESS_REVIEW, "", sar)
-        return bool((answered.get("status") or {}).get("allowed"))
+        return bool((await subject_access_review(client, spec)).get("allowed"))
 
     return review
 
@@ -113,7 +111,7 @@ def _access_review(spec: dict[str, Any], subresource: str) -> Object:
             "subresource": subresource,
         },
     }
-    for key, name in (("uid", "uid"), ("groups", "groups"), ("extra", "extra")):
+    for key in ("uid", "groups", "extra"):
         if spec.get(key):
-            review[name] = spec[key]
+            review[key] = spec[key]
     return review

@@ -17,7 +17,14 @@ import math
 
 from cryptography import x509
 
-from pinnace.api.certificates.request import APPROVED, DENIED, FAILED, certificate
+from pinnace.api.certificates.request import (
+    APPROVED,
+    DENIED,
+    FAILED,
+    certificate,
+    conditions,
+    has_condition,
+)
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
@@ -56,12 +63,10 @@ def _not_after(csr: Object) -> float | None:
 def due(csr: Object) -> float:
     """When the cleaner may delete the request (math.inf: never, as it stands): a request
     is deleted once it is strictly older than its duration (isOlderThan)."""
-    conditions = [
-        c for c in (csr.get("status") or {}).get("conditions") or () if isinstance(c, dict)
-    ]
+    found = conditions(csr)
     times: list[float] = []
     issued = bool(certificate(csr))
-    for c in conditions:
+    for c in found:
         updated = _time(c.get("lastUpdateTime"))
         if updated is None:
             continue
@@ -69,11 +74,11 @@ def due(csr: Object) -> float:
             times.append(updated + APPROVED_EXPIRATION)
         elif c.get("type") in (DENIED, FAILED):
             times.append(updated + DENIED_EXPIRATION)
-    if not conditions:
+    if not found:
         created = _time((csr.get("metadata") or {}).get("creationTimestamp"))
         if created is not None:
             times.append(created + PENDING_EXPIRATION)
-    if issued and any(c.get("type") == APPROVED for c in conditions):
+    if issued and has_condition(csr, APPROVED):
         expires = _not_after(csr)
         if expires is not None:
             times.append(expires)

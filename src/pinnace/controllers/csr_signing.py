@@ -25,9 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID
+from cryptography.hazmat.primitives import serialization
 
 from pinnace.api.certificates.csr import MIN_EXPIRATION_SECONDS
 from pinnace.api.certificates.request import (
@@ -35,6 +33,7 @@ from pinnace.api.certificates.request import (
     KUBE_APISERVER_CLIENT,
     KUBE_APISERVER_CLIENT_KUBELET,
     KUBELET_SERVING,
+    alt_names,
     apiserver_client_error,
     has_condition,
     is_approved,
@@ -43,7 +42,9 @@ from pinnace.api.certificates.request import (
     parse_request,
     request_bytes,
 )
+from pinnace.api.certificates.usages import EXTENDED_KEY_USAGES, KEY_USAGES
 from pinnace.api.objects import Object
+from pinnace.apiserver.auth.certs import load_ca, sign
 from pinnace.client import Client, InformerFactory
 from pinnace.controllers.certificate_controller import CSRS, CertificateController
 
@@ -58,34 +59,8 @@ _SIGNER_RULES: dict[str, Callable[[x509.CertificateSigningRequest, list[str]], s
     KUBELET_SERVING: kubelet_serving_error,
 }
 
-_KEY_USAGES = {
-    "signing": "digital_signature",
-    "digital signature": "digital_signature",
-    "content commitment": "content_commitment",
-    "key encipherment": "key_encipherment",
-    "key agreement": "key_agreement",
-    "data encipherment": "data_encipherment",
-    "cert sign": "key_cert_sign",
-    "crl sign": "crl_sign",
-    "encipher only": "encipher_only",
-    "decipher only": "decipher_only",
-}
-_EXTENDED_KEY_USAGES = {
-    "any": ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE,
-    "server auth": ExtendedKeyUsageOID.SERVER_AUTH,
-    "client auth": ExtendedKeyUsageOID.CLIENT_AUTH,
-    "code signing": ExtendedKeyUsageOID.CODE_SIGNING,
-    "email protection": ExtendedKeyUsageOID.EMAIL_PROTECTION,
-    "s/mime": ExtendedKeyUsageOID.EMAIL_PROTECTION,
-    "ipsec end system": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.5"),
-    "ipsec tunnel": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.6"),
-    "ipsec user": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.7"),
-    "timestamping": ExtendedKeyUsageOID.TIME_STAMPING,
-    "ocsp signing": ExtendedKeyUsageOID.OCSP_SIGNING,
-    "microsoft sgc": x509.ObjectIdentifier("1.3.6.1.4.1.311.10.3.3"),
-    "netscape sgc": x509.ObjectIdentifier("2.16.840.1.113730.4.1"),
-}
-"""In Go's x509.ExtKeyUsage order, which the certificate lists them in."""
+_CARRIED_NAMES = (x509.DNSName, x509.IPAddress, x509.RFC822Name, x509.UniformResourceIdentifier)
+"""The subject alternative names a certificate carries over from its request, in its order."""
 
 
 @dataclass(frozen=True)
@@ -108,17 +83,7 @@ class SigningError(Exception):
 
 class CertificateAuthority:
     def __init__(self, signing: ClusterSigning) -> None:
-        self.certificate = x509.load_pem_x509_certificate(signing.cert.encode())
-        key = serialization.load_pem_private_key(signing.key.encode(), password=None)
-        if not isinstance(
-            key,
-            ec.EllipticCurvePrivateKey
-            | rsa.RSAPrivateKey
-            | ed25519.Ed25519PrivateKey
-            | ed448.Ed448PrivateKey,
-        ):
-            raise ValueError("the cluster signing key is of a kind that cannot sign certificates")
-        self._key = key
+        self.certificate, self._key = load_ca(signing.cert.encode(), signing.key.encode())
         self.duration = signing.duration
 
     def ttl(self, expiration_seconds: object) -> float:
@@ -158,15 +123,15 @@ class CertificateAuthority:
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         )
         wanted = set(usages)
-        bits = {flag for usage, flag in _KEY_USAGES.items() if usage in wanted}
+        bits = {flag for usage, flag in KEY_USAGES.items() if usage in wanted}
         if bits:
             builder = builder.add_extension(_key_usage(bits), critical=True)
         extended = list(
-            dict.fromkeys(oid for usage, oid in _EXTENDED_KEY_USAGES.items() if usage in wanted)
+            dict.fromkeys(oid for usage, oid in EXTENDED_KEY_USAGES.items() if usage in wanted)
         )
         if extended:
             builder = builder.add_extension(x509.ExtendedKeyUsage(extended), critical=False)
-        names = _alt_names(request)
+        names = alt_names(request, *_CARRIED_NAMES)
         if names:
             builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         try:
@@ -177,13 +142,7 @@ class CertificateAuthority:
             )
         except x509.ExtensionNotFound:
             pass
-        algorithm = (
-            None
-            if isinstance(self._key, ed25519.Ed25519PrivateKey | ed448.Ed448PrivateKey)
-            else hashes.SHA256()
-        )
-        signed = builder.sign(self._key, algorithm)
-        return signed.public_bytes(serialization.Encoding.PEM)
+        return sign(builder, self._key).public_bytes(serialization.Encoding.PEM)
 
 
 def _key_usage(bits: set[str]) -> x509.KeyUsage:
@@ -195,16 +154,6 @@ def _key_usage(bits: set[str]) -> x509.KeyUsage:
     if not on["key_agreement"]:  # cryptography refuses these two without key agreement
         on["encipher_only"] = on["decipher_only"] = False
     return x509.KeyUsage(**on)
-
-
-def _alt_names(request: x509.CertificateSigningRequest) -> list[x509.GeneralName]:
-    """The request's DNS names, IP addresses, e-mail addresses and URIs, carried over."""
-    try:
-        found = request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return []
-    kinds = (x509.DNSName, x509.IPAddress, x509.RFC822Name, x509.UniformResourceIdentifier)
-    return [name for kind in kinds for name in found if isinstance(name, kind)]
 
 
 class CSRSigningController:

@@ -16,8 +16,8 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from pinnace.api.authorization.reviews import SUBJECT_ACCESS_REVIEW
 from pinnace.client import Client
+from pinnace.client.access_review import subject_access_review
 
 AUTHORIZED_TTL = 300.0
 """The kubelet's --authorization-webhook-cache-authorized-ttl default, in seconds."""
@@ -48,9 +48,7 @@ class WebhookAuthorizer:
         if kept is not None and kept[0] > now:
             self._answers.move_to_end(key)
             return kept[1]
-        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview"}
-        answer = await self._client.create(SUBJECT_ACCESS_REVIEW, "", {**review, "spec": spec})
-        status: dict[str, Any] = answer.get("status") or {}
+        status = await subject_access_review(self._client, spec)
         if _worth_keeping(spec):
             expires = self._client.clock.monotonic() + self._ttl[bool(status.get("allowed"))]
             self._answers[key] = (expires, status)

@@ -4,18 +4,17 @@ messages kube-apiserver answers."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from tests.apiserver.conftest import Harness
+from tests.support import acting_as
 
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
 from pinnace.apiserver.auth.authorizer import forbidden_message
 from pinnace.apiserver.auth.rules import Attributes
-from pinnace.apiserver.auth.user import REQUESTER, Requester, UserInfo
+from pinnace.apiserver.auth.user import UserInfo
 from pinnace.controllers.clusterrole_aggregation import aggregated_rules
 
 RBAC = "rbac.authorization.k8s.io"
@@ -57,15 +56,6 @@ def allowed(
         user, verb, namespace=namespace, resource=resource, subresource=subresource
     )
     return api.call(api.server.authorizer.authorize, attributes).allowed
-
-
-@contextlib.contextmanager
-def acting_as(user: UserInfo) -> Iterator[None]:
-    token = REQUESTER.set(Requester(user))
-    try:
-        yield
-    finally:
-        REQUESTER.reset(token)
 
 
 def test_a_role_binding_grants_in_its_namespace_only(api: Harness) -> None:

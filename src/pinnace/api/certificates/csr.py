@@ -26,41 +26,17 @@ from pinnace.api.certificates.request import (
     FAILED,
     LEGACY_UNKNOWN,
     RequestError,
+    certificate,
+    conditions,
     parse_request,
     request_bytes,
 )
+from pinnace.api.certificates.usages import USAGES
 from pinnace.api.core.pod_shape import as_dict, as_list, as_str
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.names import is_dns1123_label
-
-USAGES = (
-    "any",
-    "cert sign",
-    "client auth",
-    "code signing",
-    "content commitment",
-    "crl sign",
-    "data encipherment",
-    "decipher only",
-    "digital signature",
-    "email protection",
-    "encipher only",
-    "ipsec end system",
-    "ipsec tunnel",
-    "ipsec user",
-    "key agreement",
-    "key encipherment",
-    "microsoft sgc",
-    "netscape sgc",
-    "ocsp signing",
-    "s/mime",
-    "server auth",
-    "signing",
-    "timestamping",
-)
-"""Every key usage a request may name, sorted as the validation's message lists them."""
 
 MIN_EXPIRATION_SECONDS = 600
 _MAX_SUBDOMAIN = 253
@@ -143,23 +119,11 @@ def _certificate_error(encoded: str) -> str:
     return "" if blocks else "must contain at least one CERTIFICATE PEM block"
 
 
-def _conditions(csr: Any) -> list[dict[str, Any]]:
-    return [
-        c
-        for c in as_list(as_dict(as_dict(csr).get("status")).get("conditions"))
-        if isinstance(c, dict)
-    ]
-
-
-def _certificate(csr: Any) -> str:
-    return as_str(as_dict(as_dict(csr).get("status")).get("certificate"))
-
-
 def _validate_conditions(csr: Any) -> list[FieldError]:
     errs: list[FieldError] = []
     seen: set[str] = set()
     approved = denied = False
-    for i, c in enumerate(_conditions(csr)):
+    for i, c in enumerate(conditions(csr)):
         at = _CONDITIONS.index(i)
         kind, state = as_str(c.get("type")), as_str(c.get("status"))
         if not kind:
@@ -226,9 +190,9 @@ def _validate(csr: Any, old: Any = None) -> list[FieldError]:
             )
         )
     errs += _validate_conditions(csr)
-    certificate = _certificate(csr)
-    if old is None or certificate != _certificate(old):
-        problem = _certificate_error(certificate)
+    issued = certificate(csr)
+    if old is None or issued != certificate(old):
+        problem = _certificate_error(issued)
         if problem:
             errs.append(field.invalid(_CERTIFICATE, "<certificate data>", problem))
     return errs
@@ -239,10 +203,10 @@ def validate_csr(csr: Any) -> list[FieldError]:
 
 
 def _of_type(csr: Any, kind: str) -> list[dict[str, Any]]:
-    return [c for c in _conditions(csr) if c.get("type") == kind]
+    return [c for c in conditions(csr) if c.get("type") == kind]
 
 
-def _validate_update(new: Any, old: Any, *, approval: bool, certificate: bool) -> list[FieldError]:
+def _validate_update(new: Any, old: Any, *, approval: bool, signing: bool) -> list[FieldError]:
     """validateCertificateSigningRequestUpdate: what each endpoint may change."""
     errs = _validate(new, old)
     for kind in (APPROVED, DENIED, FAILED):
@@ -265,10 +229,10 @@ def _validate_update(new: Any, old: Any, *, approval: bool, certificate: bool) -
                         _CONDITIONS, f'updates may not modify a condition of type "{kind}"'
                     )
                 )
-    if _certificate(new) != _certificate(old):
-        if not certificate:
+    if certificate(new) != certificate(old):
+        if not signing:
             errs.append(field.forbidden(_CERTIFICATE, "updates may not set certificate content"))
-        elif _certificate(old):
+        elif certificate(old):
             errs.append(
                 field.forbidden(_CERTIFICATE, "updates may not modify existing certificate content")
             )
@@ -276,15 +240,15 @@ def _validate_update(new: Any, old: Any, *, approval: bool, certificate: bool) -
 
 
 def validate_csr_update(new: Any, old: Any) -> list[FieldError]:
-    return _validate_update(new, old, approval=False, certificate=False)
+    return _validate_update(new, old, approval=False, signing=False)
 
 
 def validate_csr_status_update(new: Any, old: Any) -> list[FieldError]:
-    return _validate_update(new, old, approval=False, certificate=True)
+    return _validate_update(new, old, approval=False, signing=True)
 
 
 def validate_csr_approval_update(new: Any, old: Any) -> list[FieldError]:
-    return _validate_update(new, old, approval=True, certificate=False)
+    return _validate_update(new, old, approval=True, signing=False)
 
 
 def prepare_csr_for_create(csr: Any) -> None:
@@ -311,15 +275,15 @@ def prepare_csr_for_status_update(new: Any, old: Any) -> None:
     """The spec stays, and so do the Approved and Denied conditions as they were (adding or
     removing one is left for validation to refuse)."""
     _set(new, "spec", old.get("spec"))
-    conditions = _conditions(new)
+    found, before = conditions(new), conditions(old)
     for kind in (APPROVED, DENIED):
-        old_ones = [i for i, c in enumerate(_conditions(old)) if c.get("type") == kind]
-        new_ones = [i for i, c in enumerate(conditions) if c.get("type") == kind]
+        old_ones = [i for i, c in enumerate(before) if c.get("type") == kind]
+        new_ones = [i for i, c in enumerate(found) if c.get("type") == kind]
         if len(old_ones) == len(new_ones):
             for i, j in zip(new_ones, old_ones, strict=True):
-                conditions[i] = copy.deepcopy(_conditions(old)[j])
-    if conditions:
-        new.setdefault("status", {})["conditions"] = conditions
+                found[i] = copy.deepcopy(before[j])
+    if found:
+        new.setdefault("status", {})["conditions"] = found
 
 
 def prepare_csr_for_approval(new: Any, old: Any) -> None:

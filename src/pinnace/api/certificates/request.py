@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable
+from typing import Any
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID
@@ -79,16 +80,15 @@ def common_name(request: x509.CertificateSigningRequest) -> str:
     return str(found[0].value) if found else ""
 
 
-def _alt_names(request: x509.CertificateSigningRequest) -> x509.SubjectAlternativeName | None:
+def alt_names(
+    request: x509.CertificateSigningRequest, *kinds: type[x509.GeneralName]
+) -> list[x509.GeneralName]:
+    """The request's subject alternative names of `kinds`, those of the first kind first."""
     try:
-        return request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        found = request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
-        return None
-
-
-def _names(request: x509.CertificateSigningRequest, kind: type[x509.GeneralName]) -> list[object]:
-    found = _alt_names(request)
-    return [] if found is None else [name for name in found if isinstance(name, kind)]
+        return []
+    return [name for kind in kinds for name in found if isinstance(name, kind)]
 
 
 def _usages_message(usages: frozenset[str]) -> str:
@@ -105,7 +105,7 @@ def kubelet_client_error(request: x509.CertificateSigningRequest, usages: Iterab
         (x509.IPAddress, "IP"),
         (x509.UniformResourceIdentifier, "URI"),
     ):
-        if _names(request, kind):
+        if alt_names(request, kind):
             return f"{what} subjectAltNames are not allowed"
     if not common_name(request).startswith(NODE_PREFIX):
         return "subject common name does not begin with system:node:"
@@ -118,11 +118,11 @@ def kubelet_serving_error(request: x509.CertificateSigningRequest, usages: Itera
     """ValidateKubeletServingCSR: "" for a node's serving certificate request, else why not."""
     if organizations(request) != [NODES_GROUP]:
         return "subject organization is not system:nodes"
-    if not _names(request, x509.DNSName) and not _names(request, x509.IPAddress):
+    if not alt_names(request, x509.DNSName, x509.IPAddress):
         return "DNS or IP subjectAltName is required"
-    if _names(request, x509.RFC822Name):
+    if alt_names(request, x509.RFC822Name):
         return "Email subjectAltNames are not allowed"
-    if _names(request, x509.UniformResourceIdentifier):
+    if alt_names(request, x509.UniformResourceIdentifier):
         return "URI subjectAltNames are not allowed"
     if frozenset(usages) not in _KUBELET_SERVING_USAGES:
         return _usages_message(_KUBELET_SERVING_USAGES[0])
@@ -143,10 +143,15 @@ def apiserver_client_error(usages: Iterable[str]) -> str:
     return "" if has_client_auth else "missing required usage for client certificate: client auth"
 
 
-def has_condition(csr: object, condition: str) -> bool:
+def conditions(csr: object) -> list[dict[str, Any]]:
+    """`status.conditions`, the entries that are objects (a new list of the same objects)."""
     status = csr.get("status") if isinstance(csr, dict) else None
-    conditions = status.get("conditions") if isinstance(status, dict) else None
-    return any(isinstance(c, dict) and c.get("type") == condition for c in conditions or ())
+    found = status.get("conditions") if isinstance(status, dict) else None
+    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
+def has_condition(csr: object, condition: str) -> bool:
+    return any(c.get("type") == condition for c in conditions(csr))
 
 
 def is_approved(csr: object) -> bool:

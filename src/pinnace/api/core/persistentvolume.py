@@ -27,7 +27,7 @@ from pinnace.api.core.pod_containers import validate_path_no_backsteps
 from pinnace.api.core.pod_fields import read_dict, read_list, read_str
 from pinnace.api.core.pod_scheduling import validate_node_selector_terms
 from pinnace.api.core.pod_shape import as_dict, child_dict
-from pinnace.api.core.pod_volumes import HOST_PATH_TYPES, validate_nfs
+from pinnace.api.core.pod_volumes import validate_host_path, validate_nfs
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.labels import validate_label_selector
@@ -184,13 +184,7 @@ def _validate_source(source: str, body: dict[str, Any], path: Path) -> list[Fiel
     """The checks of the sources Pinnace's users meet: hostPath, local, nfs and csi."""
     errs: list[FieldError] = []
     if source == "hostPath":
-        host_path = read_str(body, "path", path, errs)
-        if not host_path:
-            return [*errs, field.required(path.child("path"))]
-        errs += validate_path_no_backsteps(host_path, path.child("path"))
-        host_type = body.get("type")
-        if host_type is not None and host_type not in HOST_PATH_TYPES:
-            errs.append(field.not_supported(path.child("type"), host_type, HOST_PATH_TYPES))
+        errs += validate_host_path(body, path)
     elif source == "local":
         local_path = read_str(body, "path", path, errs)
         if not local_path:

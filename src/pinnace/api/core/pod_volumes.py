@@ -157,13 +157,7 @@ def _validate_source(source: str, body: dict[str, Any], path: Path) -> list[Fiel
                     )
                 )
     elif source == "hostPath":
-        host_path = read_str(body, "path", path, errs)
-        if not host_path:
-            return [*errs, field.required(path.child("path"))]
-        errs += validate_path_no_backsteps(host_path, path.child("path"))
-        host_type = body.get("type")
-        if host_type is not None and host_type not in HOST_PATH_TYPES:
-            errs.append(field.not_supported(path.child("type"), host_type, HOST_PATH_TYPES))
+        errs += validate_host_path(body, path)
     elif source == "secret":
         if not read_str(body, "secretName", path, errs):
             errs.append(field.required(path.child("secretName")))
@@ -196,6 +190,19 @@ def _validate_source(source: str, body: dict[str, Any], path: Path) -> list[Fiel
         )
     elif source == "csi" and not read_str(body, "driver", path, errs):
         errs.append(field.required(path.child("driver")))
+    return errs
+
+
+def validate_host_path(body: dict[str, Any], path: Path) -> list[FieldError]:
+    """validateHostPathVolumeSource: a pod's hostPath volume and a PersistentVolume's."""
+    errs: list[FieldError] = []
+    host_path = read_str(body, "path", path, errs)
+    if not host_path:
+        return [*errs, field.required(path.child("path"))]
+    errs += validate_path_no_backsteps(host_path, path.child("path"))
+    host_type = body.get("type")
+    if host_type is not None and host_type not in HOST_PATH_TYPES:
+        errs.append(field.not_supported(path.child("type"), host_type, HOST_PATH_TYPES))
     return errs
 
 

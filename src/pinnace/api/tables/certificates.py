@@ -3,6 +3,7 @@ they stand (pkg/printers/internalversion printCertificateSigningRequest, v1.32).
 
 from __future__ import annotations
 
+from pinnace.api.certificates.request import APPROVED, DENIED, FAILED, certificate, has_condition
 from pinnace.api.objects import Object
 from pinnace.api.tables.age import human_duration
 from pinnace.api.tables.columns import (
@@ -12,7 +13,6 @@ from pinnace.api.tables.columns import (
     age_column,
     age_of,
     doc,
-    items,
     name_column,
     name_of,
     section,
@@ -23,13 +23,9 @@ _SPEC = "V1CertificateSigningRequestSpec"
 
 def condition(csr: Object) -> str:
     """Denied over Approved over Pending, then Failed and Issued (extractCSRStatus)."""
-    types = {c.get("type") for c in items(csr, "status", "conditions")}
-    text = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
-    if "Failed" in types:
-        text += ",Failed"
-    if section(csr, "status").get("certificate"):
-        text += ",Issued"
-    return text
+    decided = next((c for c in (DENIED, APPROVED) if has_condition(csr, c)), "Pending")
+    failed = ",Failed" if has_condition(csr, FAILED) else ""
+    return decided + failed + (",Issued" if certificate(csr) else "")
 
 
 def _requested_duration(csr: Object) -> str:

@@ -21,6 +21,7 @@ from pinnace.api import status
 from pinnace.api.certificates.request import (
     KUBE_APISERVER_CLIENT,
     RequestError,
+    conditions,
     organizations,
     parse_request,
     request_bytes,
@@ -42,27 +43,15 @@ def set_requester(csr: Object) -> None:
     for key in ("username", "uid", "groups", "extra"):
         spec.pop(key, None)
     who = requester()
-    if who is None:
-        return
-    user = who.user
-    spec["username"] = user.name
-    if user.uid:
-        spec["uid"] = user.uid
-    if user.groups:
-        spec["groups"] = list(user.groups)
-    if user.extra:
-        spec["extra"] = {k: list(v) for k, v in user.extra.items()}
+    if who is not None:
+        spec.update(who.user.fields())
 
 
 def stamp_conditions(new: Object, old: Object, now: str) -> None:
     """populateConditionTimestamps: a condition without lastUpdateTime gets now; one without
     lastTransitionTime keeps that of the same type and status before, else gets now."""
-    status_ = new.get("status")
-    conditions = status_.get("conditions") if isinstance(status_, dict) else None
-    before = (old.get("status") or {}).get("conditions") or []
-    for c in conditions or ():
-        if not isinstance(c, dict):
-            continue
+    before = conditions(old)
+    for c in conditions(new):
         if not c.get("lastUpdateTime"):
             c["lastUpdateTime"] = now
         if not c.get("lastTransitionTime"):
@@ -70,8 +59,7 @@ def stamp_conditions(new: Object, old: Object, now: str) -> None:
                 (
                     o["lastTransitionTime"]
                     for o in before
-                    if isinstance(o, dict)
-                    and (o.get("type"), o.get("status")) == (c.get("type"), c.get("status"))
+                    if (o.get("type"), o.get("status")) == (c.get("type"), c.get("status"))
                     and o.get("lastTransitionTime")
                 ),
                 now,

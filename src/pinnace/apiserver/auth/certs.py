@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
@@ -28,6 +28,14 @@ CA_DAYS = 3650
 LEAF_DAYS = 365
 ADMIN_USER = "kubernetes-admin"
 ADMIN_GROUP = "system:masters"
+
+SigningKey = (
+    ec.EllipticCurvePrivateKey
+    | rsa.RSAPrivateKey
+    | ed25519.Ed25519PrivateKey
+    | ed448.Ed448PrivateKey
+)
+"""A private key that can sign certificates."""
 
 
 @dataclass(frozen=True)
@@ -105,17 +113,32 @@ def ensure_ca(directory: Path) -> KeyPair:
         return pair
     key = _key()
     now = _now()
-    cert = (
-        ca_certificate(
-            key.public_key(),
-            x509.random_serial_number(),
-            now - datetime.timedelta(minutes=5),
-            now + datetime.timedelta(days=CA_DAYS),
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
+    builder = ca_certificate(
+        key.public_key(),
+        x509.random_serial_number(),
+        now - datetime.timedelta(minutes=5),
+        now + datetime.timedelta(days=CA_DAYS),
+    ).add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+    cert = sign(builder, key)
     return _write(directory, "ca", cert, key)
+
+
+def load_ca(cert_pem: bytes, key_pem: bytes) -> tuple[x509.Certificate, SigningKey]:
+    """A CA's certificate and private key, from PEM; the key must be the certificate's (as
+    kube-controller-manager's signer checks with tls.X509KeyPair)."""
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    if not isinstance(key, SigningKey):
+        raise ValueError("the CA key is of a kind that cannot sign certificates")
+    if key.public_key() != cert.public_key():
+        raise ValueError("the CA key does not match the public key of its certificate")
+    return cert, key
+
+
+def sign(builder: x509.CertificateBuilder, key: SigningKey) -> x509.Certificate:
+    """The certificate `builder` makes, signed with SHA-256 (Edwards keys take no hash)."""
+    edwards = isinstance(key, ed25519.Ed25519PrivateKey | ed448.Ed448PrivateKey)
+    return builder.sign(key, None if edwards else hashes.SHA256())
 
 
 def _signed(
@@ -124,9 +147,7 @@ def _signed(
     usage: x509.ObjectIdentifier,
     alt_names: list[x509.GeneralName] | None = None,
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    ca_cert = x509.load_pem_x509_certificate(ca.cert.read_bytes())
-    ca_key = serialization.load_pem_private_key(ca.key.read_bytes(), password=None)
-    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    ca_cert, ca_key = load_ca(*ca.pem())
     key = _key()
     now = _now()
     builder = (
@@ -142,7 +163,7 @@ def _signed(
     )
     if alt_names:
         builder = builder.add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
-    return builder.sign(ca_key, hashes.SHA256()), key
+    return sign(builder, ca_key), key
 
 
 def serving_hosts(bind_address: str) -> list[str]:

@@ -64,17 +64,6 @@ def _spec(review: Object) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
-def _user_info(user: UserInfo) -> dict[str, Any]:
-    info: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:
-        info["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return info
-
-
 def _answered(kind: Kind, review: Object) -> Object:
     metadata = review.get("metadata")
     answered = {**review, "apiVersion": kind.api_version, "kind": kind.kind}
@@ -100,7 +89,7 @@ async def review_token(tokens: Authenticator, review: Object) -> Object:
         return answered
     answered["status"] = {
         "authenticated": True,
-        "user": _user_info(user),
+        "user": user.fields(),
         "audiences": list(audiences),
     }
     return answered
@@ -114,7 +103,7 @@ async def answer(
     spec = _spec(review)
     answered = _answered(kind, review)
     if kind.kind == "SelfSubjectReview":
-        answered["status"] = {"userInfo": _user_info(user)}
+        answered["status"] = {"userInfo": user.fields()}
         return answered
     if kind.kind == "SelfSubjectRulesReview":
         if not spec.get("namespace"):

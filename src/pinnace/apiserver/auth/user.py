@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 SYSTEM_MASTERS = "system:masters"
 ALL_AUTHENTICATED = "system:authenticated"
@@ -40,6 +41,18 @@ class UserInfo:
         if self.name == ANONYMOUS or ALL_AUTHENTICATED in self.groups:
             return self
         return UserInfo(self.name, self.uid, (*self.groups, ALL_AUTHENTICATED), self.extra)
+
+    def fields(self) -> dict[str, Any]:
+        """The user as the API writes one (authentication.k8s.io/v1 UserInfo: username, and
+        uid, groups and extra when set)."""
+        info: dict[str, Any] = {"username": self.name}
+        if self.uid:
+            info["uid"] = self.uid
+        if self.groups:
+            info["groups"] = list(self.groups)
+        if self.extra:
+            info["extra"] = {k: list(v) for k, v in self.extra.items()}
+        return info
 
 
 ANONYMOUS_USER = UserInfo(ANONYMOUS, groups=(ALL_UNAUTHENTICATED,))

@@ -28,6 +28,7 @@ def pem_request(
     *,
     dns: tuple[str, ...] = (),
     ips: tuple[str, ...] = (),
+    emails: tuple[str, ...] = (),
     private_key: ec.EllipticCurvePrivateKey | None = None,
 ) -> bytes:
     attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
@@ -35,6 +36,7 @@ def pem_request(
     builder = x509.CertificateSigningRequestBuilder().subject_name(x509.Name(attributes))
     names: list[x509.GeneralName] = [x509.DNSName(d) for d in dns]
     names += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
+    names += [x509.RFC822Name(e) for e in emails]
     if names:
         builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
     signed = builder.sign(private_key or key(), hashes.SHA256())

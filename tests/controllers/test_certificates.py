@@ -218,6 +218,15 @@ def test_a_kubelet_serving_request_is_signed_with_its_names(cluster: Certificate
     assert (key_usage.digital_signature, key_usage.key_encipherment) == (True, True)
 
 
+def test_a_client_certificate_carries_its_names_in_go_order(cluster: Certificates) -> None:
+    """Go's crypto/x509 writes DNS names, then emails, then IPs, whatever the request's order."""
+    request = pem_request("jane", dns=("jane.example",), ips=("10.0.0.7",), emails=("j@x.io",))
+    cert = issued(approved(cluster, csr("named", request)))
+    assert cert is not None
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [type(n).__name__ for n in names] == ["DNSName", "RFC822Name", "IPAddress"]
+
+
 def test_nothing_is_signed_without_a_ca(tmp_path: Path) -> None:
     c = Certificates(None)
     try:

@@ -59,8 +59,9 @@ _SIGNER_RULES: dict[str, Callable[[x509.CertificateSigningRequest, list[str]], s
     KUBELET_SERVING: kubelet_serving_error,
 }
 
-_CARRIED_NAMES = (x509.DNSName, x509.IPAddress, x509.RFC822Name, x509.UniformResourceIdentifier)
-"""The subject alternative names a certificate carries over from its request, in its order."""
+_CARRIED_NAMES = (x509.DNSName, x509.RFC822Name, x509.IPAddress, x509.UniformResourceIdentifier)
+"""The subject alternative names a certificate carries over from its request, in the order Go's
+crypto/x509 writes them (marshalSANs: DNS names, emails, IPs, URIs)."""
 
 
 @dataclass(frozen=True)

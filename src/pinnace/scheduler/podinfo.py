@@ -166,7 +166,9 @@ def _alike(
 ) -> bool:
     old, new = old or {}, new or {}
     for k in keys:  # noqa: SIM110 - hot path (every update of a pod), no generator
-        if old.get(k) != new.get(k):
+        # A write shares what it leaves unchanged: the same object needs no walk.
+        a, b = old.get(k), new.get(k)
+        if a is not b and a != b:
             return False
     return True
 

@@ -54,7 +54,8 @@ def check(
 
 def _phase(namespace_obj: Mapping[str, Any]) -> Any:
     ns_status = namespace_obj.get("status")
-    return ns_status.get("phase") if isinstance(ns_status, Mapping) else None
+    is_mapping = type(ns_status) is dict or isinstance(ns_status, Mapping)
+    return ns_status.get("phase") if is_mapping else None
 
 
 def _terminating(resource: str, group: str, name: str, namespace: str) -> status.StatusError:

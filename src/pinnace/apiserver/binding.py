@@ -26,6 +26,8 @@ from pinnace.api.options import WriteOptions
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
 
+BINDINGS = catalog.kind("", "bindings")
+PODS = catalog.kind("", "pods")
 STATUS_SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
 
 
@@ -34,23 +36,21 @@ async def bind(
 ) -> Object:
     """Bind the pod `name` (from the URL of pods/{name}/binding, or "" for POST .../bindings,
     which binds the pod the Binding names) to the Binding's target node."""
-    binding_kind = catalog.kind("", "bindings")
-    pods = catalog.kind("", "pods")
     options = options or WriteOptions()
     # The in-process client's own Binding (`binding_body`) is in decoded form already.
-    decoded = as_decoded(body, binding_kind) if options.decoded else decode(body, binding_kind)
+    decoded = as_decoded(body, BINDINGS) if options.decoded else decode(body, BINDINGS)
     binding = decoded.obj
-    server.check_namespace(binding_kind, binding, namespace)
+    server.check_namespace(BINDINGS, binding, namespace)
     binding_meta = meta(binding)
     subresource = bool(name)
     if subresource:
-        await server.admission.admit("CREATE", pods, binding, None, "binding")
+        await server.admission.admit("CREATE", PODS, binding, None, "binding")
     else:
-        await server.admission.admit("CREATE", binding_kind, binding, None)
+        await server.admission.admit("CREATE", BINDINGS, binding, None)
     if subresource and binding_meta.get("name") != name:
         raise status.bad_request("name in URL does not match name in Binding object")
     name = binding_meta.get("name") or ""
-    errs = binding_kind.validate(binding)
+    errs = BINDINGS.validate(binding)
     if errs:
         raise status.invalid("Binding", name, errs)
     node = binding["target"]["name"]
@@ -79,7 +79,7 @@ async def bind(
         return bound
 
     await server.guaranteed_update(
-        pods,
+        PODS,
         namespace,
         name,
         assign,

@@ -73,6 +73,17 @@ class Code(IntEnum):
     PENDING = 6
 
 
+# Python 3.11's EnumType has a __getattr__, which makes every read of a member through its
+# class (`Code.SUCCESS`) a call into Python, several times a cheap comparison: a scheduling
+# cycle tests codes dozens of times, so its hot paths read them from these names instead.
+SUCCESS_CODE = Code.SUCCESS
+ERROR_CODE = Code.ERROR
+UNSCHEDULABLE_CODE = Code.UNSCHEDULABLE
+UNRESOLVABLE_CODE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+SKIP_CODE = Code.SKIP
+_REJECTED_CODES = (UNSCHEDULABLE_CODE, UNRESOLVABLE_CODE)
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     code: Code = Code.SUCCESS
@@ -84,13 +95,13 @@ class Status:
         return ", ".join(self.reasons)
 
     def is_success(self) -> bool:
-        return self.code == Code.SUCCESS
+        return self.code == SUCCESS_CODE
 
     def is_skip(self) -> bool:
-        return self.code == Code.SKIP
+        return self.code == SKIP_CODE
 
     def is_rejected(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        return self.code in _REJECTED_CODES
 
     def with_plugin(self, plugin: str) -> Status:
         return Status(self.code, self.reasons, plugin)

@@ -12,7 +12,11 @@ import numpy as np
 from pinnace.scheduler.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    SKIP_CODE,
     SUCCESS,
+    SUCCESS_CODE,
+    UNRESOLVABLE_CODE,
+    UNSCHEDULABLE_CODE,
     BindPlugin,
     Code,
     CycleState,
@@ -143,9 +147,9 @@ class Profile:
             status = plugin.pre_filter(state, pod, table)
             if timer:
                 timer.observe(plugin.name, PRE_FILTER, status, started)
-            if status.code == Code.SKIP:
+            if status.code == SKIP_CODE:
                 state.skip_filter_plugins.add(plugin.name)
-            elif status.code != Code.SUCCESS:
+            elif status.code != SUCCESS_CODE:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 
@@ -173,7 +177,7 @@ class Profile:
             feasible = plugin.filter(state, pod, table, feasible)
             if timer:
                 rejected = np.count_nonzero(before) != np.count_nonzero(feasible)
-                code = Code.UNSCHEDULABLE if rejected else Code.SUCCESS
+                code = UNSCHEDULABLE_CODE if rejected else SUCCESS_CODE
                 timer.observe(plugin.name, FILTER, code, started)
             ran.append(plugin)
             masks.append(feasible)
@@ -236,7 +240,7 @@ class Profile:
                 timer.observe(plugin.name, POST_FILTER, status, started)
             if status.is_success():
                 return nominated, status
-            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if status.code == UNRESOLVABLE_CODE:
                 return nominated, status.with_plugin(plugin.name)
             if not status.is_rejected():
                 return None, error(status.message).with_plugin(plugin.name)
@@ -255,9 +259,9 @@ class Profile:
             status = plugin.pre_score(state, pod, table, nodes)
             if timer:
                 timer.observe(plugin.name, PRE_SCORE, status, started)
-            if status.code == Code.SKIP:
+            if status.code == SKIP_CODE:
                 state.skip_score_plugins.add(plugin.name)
-            elif status.code != Code.SUCCESS:
+            elif status.code != SUCCESS_CODE:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 

@@ -43,6 +43,7 @@ from pinnace.scheduler.events import (
     node_update_events,
 )
 from pinnace.scheduler.framework import (
+    ERROR_CODE,
     Code,
     CycleState,
     EnqueueExtensions,
@@ -439,7 +440,7 @@ class Scheduler:
         started = self.clock.now()
         status = profile.run_pre_filter(state, pod, table)
         self._observe(PRE_FILTER, status, profile, started)
-        if status.code == Code.ERROR:
+        if status.code == ERROR_CODE:
             raise _FitError(status, status.message)
         if not status.is_success():
             diagnosis = Diagnosis(pre_filter_msg=status.message, absent_nodes_status=status)

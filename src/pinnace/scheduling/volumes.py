@@ -29,7 +29,8 @@ AVAILABLE = "Available"
 
 def _section(obj: Any, *path: str) -> dict[str, Any]:
     for key in path:
-        obj = obj.get(key) if isinstance(obj, Mapping) else None
+        # The scheduler asks for every pod's claims: a dict skips Mapping's ABC check.
+        obj = obj.get(key) if type(obj) is dict or isinstance(obj, Mapping) else None
     return obj if isinstance(obj, dict) else {}
 
 
@@ -40,7 +41,7 @@ def pod_claims(pod: Obj) -> list[tuple[str, bool]]:
     claims = []
     pod_name = _section(pod, "metadata").get("name")
     for volume in _section(pod, "spec").get("volumes") or ():
-        if not isinstance(volume, Mapping):
+        if not (type(volume) is dict or isinstance(volume, Mapping)):
             continue
         source = volume.get("persistentVolumeClaim")
         if isinstance(source, Mapping) and source.get("claimName"):

@@ -13,7 +13,8 @@ def object_name(obj: Mapping[str, Any]) -> str:
     """The name an admission error gives an object: its name, else its generateName (mutating
     admission runs before a name is generated), else "Unknown"."""
     meta = obj.get("metadata")
-    if isinstance(meta, Mapping):
+    # Every create is named here: a dict is told apart without Mapping's ABC check.
+    if type(meta) is dict or isinstance(meta, Mapping):
         for key in ("name", "generateName"):
             value = meta.get(key)
             if isinstance(value, str) and value:

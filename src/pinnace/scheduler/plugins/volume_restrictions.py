@@ -41,7 +41,12 @@ _STATE_KEY = "PreFilterVolumeRestrictions"
 
 def _disks(pod: PodInfo) -> list[Mapping[str, Any]]:
     volumes = (pod.pod.get("spec") or {}).get("volumes") or ()
-    return [v for v in volumes if isinstance(v, Mapping) and any(v.get(k) for k in _DISKS)]
+    # Every pod is looked at: a dict is told apart without Mapping's ABC check.
+    return [
+        v
+        for v in volumes
+        if (type(v) is dict or isinstance(v, Mapping)) and any(v.get(k) for k in _DISKS)
+    ]
 
 
 def is_volume_conflict(volume: Mapping[str, Any], other: Mapping[str, Any]) -> bool:

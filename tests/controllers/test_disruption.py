@@ -207,3 +207,16 @@ def test_a_pod_of_two_budgets_is_warned_which_one_is_synced(cluster: Workloads) 
         f'Pod "default"/"solo" matches multiple PodDisruptionBudgets.  Chose "{name}" arbitrarily.'
         for name in ("web", "also")
     }
+
+
+def test_an_empty_selector_counts_every_pod_of_the_namespace(cluster: Workloads) -> None:
+    """policy/v1: `selector: {}` selects every pod of the budget's namespace."""
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(2)))
+    cluster.run(cluster.client.create(PODS, "default", pod("solo", app="other")))
+    every = budget(minAvailable=2)
+    every["spec"]["selector"] = {}
+    cluster.run(cluster.client.create(PDBS, "default", every))
+    status = status_of(cluster, 10)
+    assert counts(status) == (3, 2, 3, 1)
+    assert condition(status) == ("True", "SufficientPods", "")
+

@@ -1,7 +1,8 @@
 """The disruption controller: keeps each PodDisruptionBudget's status, which the eviction API
 spends, as kube-controller-manager's (v1.32, pkg/controller/disruption).
 
-For a budget it finds the pods its selector matches in its namespace and works out how many
+For a budget it finds the pods its selector matches in its namespace (policy/v1: an empty
+selector matches every pod there, an absent one none) and works out how many
 are expected (the pods, or the scale of their controllers when the budget is a percentage or a
 maxUnavailable), how many must stay healthy, how many are healthy (Ready, not being deleted, not
 just evicted) and so how many disruptions are allowed. Pods the eviction API recorded in
@@ -112,7 +113,7 @@ class DisruptionController:
         found = []
         for budget in self._budgets.list(pod["metadata"]["namespace"]):
             selector = as_label_selector((budget.get("spec") or {}).get("selector"))
-            if selector is not None and not selector.empty and selector.matches(labels):
+            if selector is not None and selector.matches(labels):
                 found.append(budget)
         return found
 
@@ -174,7 +175,7 @@ class DisruptionController:
 
     def _pods_for(self, budget: Object) -> list[Object]:
         selector = as_label_selector((budget.get("spec") or {}).get("selector"))
-        if selector is None or selector.empty:
+        if selector is None:
             return []
         return self._pods.list(budget["metadata"]["namespace"], selector)
 

@@ -220,3 +220,42 @@ def test_an_empty_selector_counts_every_pod_of_the_namespace(cluster: Workloads)
     assert counts(status) == (3, 2, 3, 1)
     assert condition(status) == ("True", "SufficientPods", "")
 
+
+def disruption_target(cluster: Workloads, name: str) -> Object:
+    conditions = cluster.run(cluster.client.get(PODS, "default", name))["status"]["conditions"]
+    (found,) = [c for c in conditions if c["type"] == "DisruptionTarget"]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("reason", "cleared"), [("EvictionByEvictionAPI", True), ("TerminationByKubelet", False)]
+)
+def test_a_disruption_target_not_followed_by_a_delete_is_reset_after_two_minutes(
+    cluster: Workloads, reason: str, cleared: bool
+) -> None:
+    """syncStalePodDisruption: a pod marked for a disruption that never got its delete has the
+    condition set to False two minutes after its transition; the kubelet's mark stays."""
+    with_deployment(cluster, replicas=1, minAvailable=0)
+    cluster.settle(5)
+    (target,) = cluster.pods(app="web")
+    name = target["metadata"]["name"]
+    marked = clone(target)
+    marked["status"]["conditions"].append(
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": reason,
+            "message": "marked",
+            "lastTransitionTime": cluster.client.clock.now_rfc3339(),
+        }
+    )
+    cluster.run(cluster.client.update_status(PODS, marked))
+    cluster.settle(119)
+    assert disruption_target(cluster, name)["status"] == "True"
+    cluster.settle(2)
+    found = disruption_target(cluster, name)
+    if cleared:
+        assert found["status"] == "False"
+        assert "reason" not in found and "message" not in found
+    else:
+        assert (found["status"], found["reason"]) == ("True", reason)

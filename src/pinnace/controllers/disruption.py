@@ -7,7 +7,8 @@ are expected (the pods, or the scale of their controllers when the budget is a p
 maxUnavailable), how many must stay healthy, how many are healthy (Ready, not being deleted, not
 just evicted) and so how many disruptions are allowed. Pods the eviction API recorded in
 status.disruptedPods are forgotten once they are gone or two minutes have passed. A budget that
-cannot be worked out allows no disruption (DisruptionAllowed False, SyncFailed).
+cannot be worked out allows no disruption (DisruptionAllowed False, SyncFailed). Beside the
+budgets, it clears pods' stale DisruptionTarget conditions (stale_pod_disruption).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pinnace.client.interest import in_namespaces, interest
 from pinnace.clock.rfc3339 import format_time, parse_time
 from pinnace.controllers.controller_utils import WorkQueue, controller_ref, is_pod_ready, split_key
 from pinnace.controllers.hpa import go_label_selector
+from pinnace.controllers.stale_pod_disruption import StalePodDisruptions
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +84,17 @@ class DisruptionController:
             on_delete=self._pod_changed,
             interest=interest(in_namespaces(self._budgets.namespaces())),  # its budgets'
         )
+        self._stale = StalePodDisruptions(client, self._pods)
 
     async def run(self) -> None:
         """Sync budgets forever; cancel the task to stop."""
         for informer in (self._budgets, self._pods, self._replica_sets, self._deployments):
             await informer.wait_for_sync()
-        await self._queue.run(self.sync)
+        stale = self._clock.loop.create_task(self._stale.run())
+        try:
+            await self._queue.run(self.sync)
+        finally:
+            stale.cancel()
 
     def _enqueue(self, budget: Object) -> None:
         self._queue.add(object_key(budget))

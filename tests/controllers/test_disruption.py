@@ -147,7 +147,7 @@ def test_a_disrupted_pod_not_deleted_counts_again_after_two_minutes(cluster: Wor
     assert counts(status) == (3, 1, 3, 2)
     assert "disruptedPods" not in status
     assert cluster.events("NotDeleted") == [
-        "Pod was expected by PDB default/web to be deleted but it wasn't"
+        "Pod was expected by PDB default/default to be deleted but it wasn't"
     ]
 
 

@@ -266,12 +266,13 @@ class DisruptionController:
                 continue
             expires = parse_time(recorded[name]) + DELETION_TIMEOUT
             if expires <= now:
+                # v1.32 names the budget's namespace twice (namespace/namespace), not its name.
+                namespace = budget["metadata"]["namespace"]
                 self._recorder.event(
                     pod,
                     EVENT_TYPE_WARNING,
                     "NotDeleted",
-                    f"Pod was expected by PDB {budget['metadata']['namespace']}/"
-                    f"{budget['metadata']['name']} to be deleted but it wasn't",
+                    f"Pod was expected by PDB {namespace}/{namespace} to be deleted but it wasn't",
                 )
                 continue
             kept[name] = recorded[name]

@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 from tests.client.conftest import pod
-from tests.controllers.workloads import DEPLOYMENTS, PODS, Workloads, template
+from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 
 PDBS = catalog.kind("policy", "poddisruptionbudgets")
+STATEFUL_SETS = catalog.kind("apps", "statefulsets")
 
 
 def deployment(replicas: int = 3) -> Object:
@@ -259,3 +260,39 @@ def test_a_disruption_target_not_followed_by_a_delete_is_reset_after_two_minutes
         assert "reason" not in found and "message" not in found
     else:
         assert (found["status"], found["reason"]) == ("True", reason)
+
+
+def test_a_replica_set_no_deployment_controls_counts_its_own_scale(cluster: Workloads) -> None:
+    """getPodReplicaSet: a replica set whose controller is not a Deployment (an Argo Rollout,
+    say; a StatefulSet here) gives its own replicas, whatever its controller's scale."""
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "owner"},
+        "spec": {
+            "replicas": 0,
+            "serviceName": "owner",
+            "selector": {"matchLabels": {"app": "owner"}},
+            "template": template(app="owner"),
+        },
+    }
+    sts = cluster.run(cluster.client.create(STATEFUL_SETS, "default", owner))
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "web",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "owner"}
+                | {"uid": sts["metadata"]["uid"], "controller": True}
+            ],
+        },
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": template(),
+        },
+    }
+    cluster.run(cluster.client.create(REPLICA_SETS, "default", rs))
+    cluster.run(cluster.client.create(PDBS, "default", budget(maxUnavailable=1)))
+    assert counts(status_of(cluster, 10)) == (3, 2, 3, 1)

@@ -219,21 +219,22 @@ class DisruptionController:
         return sum(scales.values()), unmanaged
 
     async def _controller_scale(self, ref: Object, namespace: str) -> tuple[str, int] | None:
-        """(uid, replicas) of the controller `ref` names, trying a deployment through its
-        replica set, then the replica set, then any kind with a scale subresource."""
-        if ref.get("kind") == "ReplicaSet" and ref.get("apiVersion") == "apps/v1":
+        """(uid, replicas) of the controller `ref` names, as the finders try it: a replica
+        set's Deployment, a replica set no Deployment controls (whatever else may), then any
+        kind with a scale subresource."""
+        if ref.get("kind") == "ReplicaSet" and _group(ref) in ("apps", "extensions"):
             rs = self._replica_sets.get(namespace, ref.get("name", ""))
-            if rs is None or rs["metadata"]["uid"] != ref.get("uid"):
-                return None
-            owner = controller_ref(rs)
-            if owner is None:
-                return rs["metadata"]["uid"], rs["spec"].get("replicas", 1)
-            if owner.get("kind") != "Deployment":
-                return await self._scale_of(owner, namespace)
-            deployment = self._deployments.get(namespace, owner.get("name", ""))
-            if deployment is None or deployment["metadata"]["uid"] != owner.get("uid"):
-                return None
-            return deployment["metadata"]["uid"], deployment["spec"].get("replicas", 1)
+            if rs is not None and rs["metadata"]["uid"] == ref.get("uid"):
+                owner = controller_ref(rs)
+                if owner is None or owner.get("kind") != "Deployment":
+                    return rs["metadata"]["uid"], rs["spec"].get("replicas", 1)
+                deployment = self._deployments.get(namespace, owner.get("name", ""))
+                if (
+                    _group(owner) in ("apps", "extensions")
+                    and deployment is not None
+                    and deployment["metadata"]["uid"] == owner.get("uid")
+                ):
+                    return deployment["metadata"]["uid"], deployment["spec"].get("replicas", 1)
         return await self._scale_of(ref, namespace)
 
     async def _scale_of(self, ref: Object, namespace: str) -> tuple[str, int] | None:
@@ -322,6 +323,11 @@ class DisruptionController:
         except StatusError as e:
             if e.code != 404:
                 raise
+
+
+def _group(ref: Object) -> str:
+    api_version = ref.get("apiVersion", "")
+    return api_version.split("/")[0] if "/" in api_version else ""
 
 
 def _set_condition(status: Object, state: str, reason: str, message: str, now: float) -> None:

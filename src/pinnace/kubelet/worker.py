@@ -394,7 +394,7 @@ class PodWorker:
         """The ConfigMaps and Secrets its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()
         self._mount_wait: Timer | None = None
-        self._mount_backoff = MountBackoff()
+        self._mount_backoff: MountBackoff | None = None
         self._mount_retry: Timer | None = None
         """Set while claim volumes wait: when the sync's wait for them times out."""
         self._ip: PodIP = ""
@@ -779,21 +779,19 @@ class PodWorker:
         for each that fails, and a sync when the first may be tried again."""
         host, backoff = self.host, self._mount_backoff
         now = host.clock.now()
-        waiting = backoff.waiting(now)
+        waiting = backoff.waiting(now) if backoff is not None else ()
         failures = self.volumes.mount(
             pod, host.sources, host.tokens, host.node_allocatable, waiting
         )
-        for volume, message in failures.items():
-            host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
-            backoff.failed(volume, now)
-        backoff.forget(v for v in self.volumes.files if v not in waiting and v not in failures)
         self._mount_failures = list(failures.values())
-        if self._mount_retry is not None:
-            self._mount_retry.cancel()
-            self._mount_retry = None
-        retry = backoff.next_try()
-        if retry is not None and not self.volumes.mounted:
-            self._mount_retry = host.clock.call_at(retry, self._guarded, self._retry_mount)
+        if failures and backoff is None:
+            backoff = self._mount_backoff = MountBackoff()  # only a failing pod pays for one
+        if backoff is not None:
+            for volume, message in failures.items():
+                host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
+                backoff.failed(volume, now)
+            backoff.forget(v for v in self.volumes.files if v not in waiting and v not in failures)
+            self._retry_mount_at(backoff.next_try())
         if self.volumes.unprocessed:
             if self._mount_wait is None:
                 self._wait_for_claims()
@@ -801,6 +799,15 @@ class PodWorker:
             self._mount_wait.cancel()
             self._mount_wait = None
         return self.volumes.mounted
+
+    def _retry_mount_at(self, when: float | None) -> None:
+        """Sync at `when`, the first time a waiting volume may be tried again (none: no
+        volume waits, or all are mounted)."""
+        if self._mount_retry is not None:
+            self._mount_retry.cancel()
+            self._mount_retry = None
+        if when is not None and not self.volumes.mounted:
+            self._mount_retry = self.host.clock.call_at(when, self._guarded, self._retry_mount)
 
     def _retry_mount(self) -> None:
         self._mount_retry = None

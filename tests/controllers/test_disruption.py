@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 from tests.client.conftest import pod
-from tests.controllers.workloads import DEPLOYMENTS, PODS, Workloads, template
+from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 
 PDBS = catalog.kind("policy", "poddisruptionbudgets")
+STATEFUL_SETS = catalog.kind("apps", "statefulsets")
 
 
 def deployment(replicas: int = 3) -> Object:
@@ -147,7 +148,7 @@ def test_a_disrupted_pod_not_deleted_counts_again_after_two_minutes(cluster: Wor
     assert counts(status) == (3, 1, 3, 2)
     assert "disruptedPods" not in status
     assert cluster.events("NotDeleted") == [
-        "Pod was expected by PDB default/web to be deleted but it wasn't"
+        "Pod was expected by PDB default/default to be deleted but it wasn't"
     ]
 
 
@@ -207,3 +208,91 @@ def test_a_pod_of_two_budgets_is_warned_which_one_is_synced(cluster: Workloads) 
         f'Pod "default"/"solo" matches multiple PodDisruptionBudgets.  Chose "{name}" arbitrarily.'
         for name in ("web", "also")
     }
+
+
+def test_an_empty_selector_counts_every_pod_of_the_namespace(cluster: Workloads) -> None:
+    """policy/v1: `selector: {}` selects every pod of the budget's namespace."""
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(2)))
+    cluster.run(cluster.client.create(PODS, "default", pod("solo", app="other")))
+    every = budget(minAvailable=2)
+    every["spec"]["selector"] = {}
+    cluster.run(cluster.client.create(PDBS, "default", every))
+    status = status_of(cluster, 10)
+    assert counts(status) == (3, 2, 3, 1)
+    assert condition(status) == ("True", "SufficientPods", "")
+
+
+def disruption_target(cluster: Workloads, name: str) -> Object:
+    conditions = cluster.run(cluster.client.get(PODS, "default", name))["status"]["conditions"]
+    (found,) = [c for c in conditions if c["type"] == "DisruptionTarget"]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("reason", "cleared"), [("EvictionByEvictionAPI", True), ("TerminationByKubelet", False)]
+)
+def test_a_disruption_target_not_followed_by_a_delete_is_reset_after_two_minutes(
+    cluster: Workloads, reason: str, cleared: bool
+) -> None:
+    """syncStalePodDisruption: a pod marked for a disruption that never got its delete has the
+    condition set to False two minutes after its transition; the kubelet's mark stays."""
+    with_deployment(cluster, replicas=1, minAvailable=0)
+    cluster.settle(5)
+    (target,) = cluster.pods(app="web")
+    name = target["metadata"]["name"]
+    marked = clone(target)
+    marked["status"]["conditions"].append(
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": reason,
+            "message": "marked",
+            "lastTransitionTime": cluster.client.clock.now_rfc3339(),
+        }
+    )
+    cluster.run(cluster.client.update_status(PODS, marked))
+    cluster.settle(119)
+    assert disruption_target(cluster, name)["status"] == "True"
+    cluster.settle(2)
+    found = disruption_target(cluster, name)
+    if cleared:
+        assert found["status"] == "False"
+        assert "reason" not in found and "message" not in found
+    else:
+        assert (found["status"], found["reason"]) == ("True", reason)
+
+
+def test_a_replica_set_no_deployment_controls_counts_its_own_scale(cluster: Workloads) -> None:
+    """getPodReplicaSet: a replica set whose controller is not a Deployment (an Argo Rollout,
+    say; a StatefulSet here) gives its own replicas, whatever its controller's scale."""
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "owner"},
+        "spec": {
+            "replicas": 0,
+            "serviceName": "owner",
+            "selector": {"matchLabels": {"app": "owner"}},
+            "template": template(app="owner"),
+        },
+    }
+    sts = cluster.run(cluster.client.create(STATEFUL_SETS, "default", owner))
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "web",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "owner"}
+                | {"uid": sts["metadata"]["uid"], "controller": True}
+            ],
+        },
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": template(),
+        },
+    }
+    cluster.run(cluster.client.create(REPLICA_SETS, "default", rs))
+    cluster.run(cluster.client.create(PDBS, "default", budget(maxUnavailable=1)))
+    assert counts(status_of(cluster, 10)) == (3, 2, 3, 1)

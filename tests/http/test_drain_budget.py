@@ -103,3 +103,47 @@ def test_no_eviction_in_a_terminating_namespace(nodes: Cluster) -> None:
         "-p",
         '{"metadata": {"finalizers": null}}',
     )
+
+
+EVERY_POD = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: every}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: all, namespace: every}
+spec:
+  minAvailable: 2
+  selector: {}
+"""
+
+
+def test_an_empty_selector_guards_every_pod_of_the_namespace(nodes: Cluster) -> None:
+    """policy/v1's `selector: {}` counts every pod of its namespace, and the eviction API
+    spends it for any of them (v1.29 on)."""
+    nodes.ok("apply", "-f", "-", stdin=EVERY_POD)
+    for name, app in (("one", "a"), ("two", "b")):
+        nodes.ok("run", name, "-n", "every", "--image=nginx", f"--labels=app={app}")
+    nodes.ok("wait", "-n", "every", "--for=condition=Ready", "pod/one", "pod/two")
+    nodes.ok(
+        "wait",
+        "-n",
+        "every",
+        "--for=jsonpath={.status.currentHealthy}=2",
+        "pdb/all",
+        "--timeout=20s",
+    )
+    _, row = nodes.ok("get", "pdb", "-n", "every").splitlines()
+    assert row.split()[:4] == ["all", "2", "N/A", "0"]
+
+    eviction = '{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "one"}}'
+    done = nodes.kubectl(
+        "create", "--raw", "/api/v1/namespaces/every/pods/one/eviction", "-f", "-", stdin=eviction
+    )
+
+    assert done.returncode != 0
+    assert (
+        "Error from server (TooManyRequests): Cannot evict pod as it would violate the pod's "
+        "disruption budget." in done.stderr
+    ), done.stderr

@@ -211,3 +211,20 @@ def test_a_sub_path_expr_is_checked_on_a_volume_the_model_has_no_files_for(node:
     waiting = node.get_pod("host")["status"]["containerStatuses"][0]["state"]["waiting"]
     message = "missing value for NOWHERE"
     assert waiting == {"reason": "CreateContainerConfigError", "message": message}
+
+
+def test_a_failing_mount_is_tried_again_after_the_volume_managers_back_off(node: Node) -> None:
+    """nestedpendingoperations' back-off: tries at 0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5 s, each a
+    FailedMount (counted on one event); a ConfigMap created in between is mounted at the next
+    try, not at once."""
+    node.create_pod(volume_pod("late", "ls /etc/config/", {"name": "late-config"}))
+    node.settle(16)
+    events = node.run(node.client.list(EVENTS, "default"))["items"]
+    (failed,) = [e for e in events if e["reason"] == "FailedMount"]
+    assert failed["count"] == 6
+    node.run(node.client.create(CONFIG_MAPS, "default", config_map("late-config", KEY="v")))
+    node.settle(15)
+    assert node.get_pod("late")["status"]["phase"] == "Pending"
+    node.settle(1)
+    assert node.get_pod("late")["status"]["phase"] == "Succeeded"
+    assert printed(node, "late") == ["KEY"]

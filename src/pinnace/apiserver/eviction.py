@@ -215,8 +215,8 @@ async def _budgets_selecting(server: APIServer, pod: Object) -> list[Object]:
             selector = selector_from_dict(raw)
         except ValueError:
             continue  # an invalid selector matches no pod
-        # A budget with an empty selector matches nothing, not everything.
-        if not selector.empty and selector.matches(labels):
+        # policy/v1: `{}` matches every pod of the namespace, an absent selector none.
+        if selector.matches(labels):
             selected.append(budget)
     return selected
 

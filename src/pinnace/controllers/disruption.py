@@ -1,12 +1,14 @@
 """The disruption controller: keeps each PodDisruptionBudget's status, which the eviction API
 spends, as kube-controller-manager's (v1.32, pkg/controller/disruption).
 
-For a budget it finds the pods its selector matches in its namespace and works out how many
+For a budget it finds the pods its selector matches in its namespace (policy/v1: an empty
+selector matches every pod there, an absent one none) and works out how many
 are expected (the pods, or the scale of their controllers when the budget is a percentage or a
 maxUnavailable), how many must stay healthy, how many are healthy (Ready, not being deleted, not
 just evicted) and so how many disruptions are allowed. Pods the eviction API recorded in
 status.disruptedPods are forgotten once they are gone or two minutes have passed. A budget that
-cannot be worked out allows no disruption (DisruptionAllowed False, SyncFailed).
+cannot be worked out allows no disruption (DisruptionAllowed False, SyncFailed). Beside the
+budgets, it clears pods' stale DisruptionTarget conditions (stale_pod_disruption).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pinnace.client.interest import in_namespaces, interest
 from pinnace.clock.rfc3339 import format_time, parse_time
 from pinnace.controllers.controller_utils import WorkQueue, controller_ref, is_pod_ready, split_key
 from pinnace.controllers.hpa import go_label_selector
+from pinnace.controllers.stale_pod_disruption import StalePodDisruptions
 
 log = logging.getLogger(__name__)
 
@@ -81,12 +84,17 @@ class DisruptionController:
             on_delete=self._pod_changed,
             interest=interest(in_namespaces(self._budgets.namespaces())),  # its budgets'
         )
+        self._stale = StalePodDisruptions(client, self._pods)
 
     async def run(self) -> None:
         """Sync budgets forever; cancel the task to stop."""
         for informer in (self._budgets, self._pods, self._replica_sets, self._deployments):
             await informer.wait_for_sync()
-        await self._queue.run(self.sync)
+        stale = self._clock.loop.create_task(self._stale.run())
+        try:
+            await self._queue.run(self.sync)
+        finally:
+            stale.cancel()
 
     def _enqueue(self, budget: Object) -> None:
         self._queue.add(object_key(budget))
@@ -112,7 +120,7 @@ class DisruptionController:
         found = []
         for budget in self._budgets.list(pod["metadata"]["namespace"]):
             selector = as_label_selector((budget.get("spec") or {}).get("selector"))
-            if selector is not None and not selector.empty and selector.matches(labels):
+            if selector is not None and selector.matches(labels):
                 found.append(budget)
         return found
 
@@ -174,7 +182,7 @@ class DisruptionController:
 
     def _pods_for(self, budget: Object) -> list[Object]:
         selector = as_label_selector((budget.get("spec") or {}).get("selector"))
-        if selector is None or selector.empty:
+        if selector is None:
             return []
         return self._pods.list(budget["metadata"]["namespace"], selector)
 
@@ -211,21 +219,22 @@ class DisruptionController:
         return sum(scales.values()), unmanaged
 
     async def _controller_scale(self, ref: Object, namespace: str) -> tuple[str, int] | None:
-        """(uid, replicas) of the controller `ref` names, trying a deployment through its
-        replica set, then the replica set, then any kind with a scale subresource."""
-        if ref.get("kind") == "ReplicaSet" and ref.get("apiVersion") == "apps/v1":
+        """(uid, replicas) of the controller `ref` names, as the finders try it: a replica
+        set's Deployment, a replica set no Deployment controls (whatever else may), then any
+        kind with a scale subresource."""
+        if ref.get("kind") == "ReplicaSet" and _group(ref) in ("apps", "extensions"):
             rs = self._replica_sets.get(namespace, ref.get("name", ""))
-            if rs is None or rs["metadata"]["uid"] != ref.get("uid"):
-                return None
-            owner = controller_ref(rs)
-            if owner is None:
-                return rs["metadata"]["uid"], rs["spec"].get("replicas", 1)
-            if owner.get("kind") != "Deployment":
-                return await self._scale_of(owner, namespace)
-            deployment = self._deployments.get(namespace, owner.get("name", ""))
-            if deployment is None or deployment["metadata"]["uid"] != owner.get("uid"):
-                return None
-            return deployment["metadata"]["uid"], deployment["spec"].get("replicas", 1)
+            if rs is not None and rs["metadata"]["uid"] == ref.get("uid"):
+                owner = controller_ref(rs)
+                if owner is None or owner.get("kind") != "Deployment":
+                    return rs["metadata"]["uid"], rs["spec"].get("replicas", 1)
+                deployment = self._deployments.get(namespace, owner.get("name", ""))
+                if (
+                    _group(owner) in ("apps", "extensions")
+                    and deployment is not None
+                    and deployment["metadata"]["uid"] == owner.get("uid")
+                ):
+                    return deployment["metadata"]["uid"], deployment["spec"].get("replicas", 1)
         return await self._scale_of(ref, namespace)
 
     async def _scale_of(self, ref: Object, namespace: str) -> tuple[str, int] | None:
@@ -258,12 +267,13 @@ class DisruptionController:
                 continue
             expires = parse_time(recorded[name]) + DELETION_TIMEOUT
             if expires <= now:
+                # v1.32 names the budget's namespace twice (namespace/namespace), not its name.
+                namespace = budget["metadata"]["namespace"]
                 self._recorder.event(
                     pod,
                     EVENT_TYPE_WARNING,
                     "NotDeleted",
-                    f"Pod was expected by PDB {budget['metadata']['namespace']}/"
-                    f"{budget['metadata']['name']} to be deleted but it wasn't",
+                    f"Pod was expected by PDB {namespace}/{namespace} to be deleted but it wasn't",
                 )
                 continue
             kept[name] = recorded[name]
@@ -313,6 +323,11 @@ class DisruptionController:
         except StatusError as e:
             if e.code != 404:
                 raise
+
+
+def _group(ref: Object) -> str:
+    api_version = ref.get("apiVersion", "")
+    return api_version.split("/")[0] if "/" in api_version else ""
 
 
 def _set_condition(status: Object, state: str, reason: str, message: str, now: float) -> None:

@@ -54,6 +54,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client
 from pinnace.clock import Clock, Timer
 from pinnace.clock.rfc3339 import parse_time, second_instant
+from pinnace.kubelet.mount_backoff import INITIAL_DURATION_BEFORE_RETRY, MAX_DURATION_BEFORE_RETRY
 
 _log = logging.getLogger(__name__)
 
@@ -61,9 +62,6 @@ T = TypeVar("T")
 
 MAX_TTL = 24 * 60 * 60
 """A token older than this is refreshed, whatever its expiry."""
-RETRY_FIRST = 0.5
-RETRY_MAX = 2 * 60 + 2
-"""The volume manager's back-off between failed mounts (nestedpendingoperations)."""
 
 UNSIGNED = "unsigned"
 """What stands for a granted token not yet signed (`_Token.unsigned`); no one reads it: a read
@@ -131,7 +129,7 @@ class TokenManager:
 
     def token(self, pod: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[str, str]:
         """(token, "") when there is one to mount; ("", why) when the mount fails; ("", "")
-        while the first one is being fetched."""
+        while one is being fetched and none can be mounted."""
         key = _token_key(pod, projection)
         expiration = key[5]
         entry = self._tokens.get(key)
@@ -149,6 +147,8 @@ class TokenManager:
                 self._fetch(key, entry)
         if entry.token and now <= entry.expires:
             return entry.token, ""  # kept while it is refreshed
+        if entry.fetching:
+            return "", ""  # the mount waits for the answer, as the kubelet's waits for its request
         if entry.error:
             if entry.token:
                 return "", f"token {_key_text(key)} expired and refresh failed: {entry.error}"
@@ -256,7 +256,9 @@ class TokenManager:
 
     def _refused(self, entry: _Token, e: StatusError) -> None:
         entry.error = e.message
-        entry.backoff = min(entry.backoff * 2 or RETRY_FIRST, RETRY_MAX)
+        entry.backoff = min(
+            entry.backoff * 2 or INITIAL_DURATION_BEFORE_RETRY, MAX_DURATION_BEFORE_RETRY
+        )
         entry.retry_at = self.clock.now() + entry.backoff
 
     def _schedule(self, key: TokenKey, entry: _Token) -> None:

@@ -47,7 +47,7 @@ import fnmatch
 import json
 import posixpath
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -562,13 +562,16 @@ class PodVolumes:
         lookup: SourceLookup,
         tokens: TokenSource,
         allocatable: Allocatable,
-    ) -> list[str]:
-        """Set up (or bring up to date) every volume; the FailedMount messages of those that
-        fail. A volume that fails, or waits for a token, keeps the files it had."""
+        waiting: Container[str] = (),
+    ) -> dict[str, str]:
+        """Set up (or bring up to date) every volume but those `waiting` (their back-off);
+        the FailedMount message of each that fails. A volume that fails, waits, or waits for
+        a token, keeps the files it had."""
         self.unprocessed = []
         if self.follows_labels:
             self._labels_seen = _labels_of(pod)
-        failures = self._set_up(self.sources, pod, lookup, tokens, allocatable)
+        trying = {n: v for n, v in self.sources.items() if n not in waiting}
+        failures = self._set_up(trying, pod, lookup, tokens, allocatable)
         self.mounted = len(self.files) == len(self.sources)
         return failures
 
@@ -587,7 +590,7 @@ class PodVolumes:
             return []
         self._labels_seen = seen
         following = {n: v for n, v in self.sources.items() if n in self.files and _reads_labels(v)}
-        return self._set_up(following, pod, lookup, tokens, allocatable)
+        return list(self._set_up(following, pod, lookup, tokens, allocatable).values())
 
     def renew_tokens(
         self,
@@ -624,8 +627,8 @@ class PodVolumes:
         lookup: SourceLookup,
         tokens: TokenSource,
         allocatable: Allocatable,
-    ) -> list[str]:
-        failures = []
+    ) -> dict[str, str]:
+        failures = {}
         for volume, source in volumes.items():
             payload = volume_payload(source, pod, lookup, tokens, allocatable)
             if isinstance(payload, Unprocessed):
@@ -634,7 +637,7 @@ class PodVolumes:
             if payload is None:
                 continue
             if isinstance(payload, str):
-                failures.append(f'MountVolume.SetUp failed for volume "{volume}" : {payload}')
+                failures[volume] = f'MountVolume.SetUp failed for volume "{volume}" : {payload}'
                 continue
             if isinstance(payload, WritableFiles):
                 self.files.setdefault(volume, payload)  # what the containers wrote stays

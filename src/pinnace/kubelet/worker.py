@@ -4,12 +4,14 @@ kuberuntime SyncPod, reduced to what a simulated runtime needs).
 
 The pod's volumes (configMap, secret, downwardAPI, projected) are mounted before any
 container starts (`pinnace.kubelet.volumes`; until they can be, the pod stays in
-ContainerCreating with FailedMount events), and each container is given the environment the
-kubelet builds for it (`pinnace.kubelet.environment`) and the files of its volumeMounts, both
-once per start. Each container's image is made present first, as the kubelet's image manager
-does (`pinnace.kubelet.image_service`): pulled as its imagePullPolicy says, the pod's later
-containers waiting for the pull; a failed pull leaves it waiting in ErrImagePull, then
-ImagePullBackOff until the pull back-off ends.
+ContainerCreating). A volume that fails to be set up records a FailedMount event and is tried
+again only after the volume manager's back-off (`pinnace.kubelet.mount_backoff`), each failed
+try another event: a ConfigMap created meanwhile is mounted at the next try. Each container is
+given the environment the kubelet builds for it (`pinnace.kubelet.environment`) and the files
+of its volumeMounts, both once per start. Each container's image is made present first, as the
+kubelet's image manager does (`pinnace.kubelet.image_service`): pulled as its imagePullPolicy
+says, the pod's later containers waiting for the pull; a failed pull leaves it waiting in
+ErrImagePull, then ImagePullBackOff until the pull back-off ends.
 
 Init containers run one at a time, each to success, before the app containers start; a
 sidecar (an init container with restartPolicy Always) starts in its turn and keeps running. A
@@ -81,6 +83,7 @@ from pinnace.kubelet.image_service import (
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIP, PodIPs
 from pinnace.kubelet.listeners import listens
+from pinnace.kubelet.mount_backoff import MountBackoff
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
     CRASH_LOOP_BACK_OFF,
@@ -298,7 +301,9 @@ class PodWorker:
         "_given",
         "_grace",
         "_ip",
+        "_mount_backoff",
         "_mount_failures",
+        "_mount_retry",
         "_mount_wait",
         "_packed",
         "_recorded_phase",
@@ -389,6 +394,8 @@ class PodWorker:
         """The ConfigMaps and Secrets its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()
         self._mount_wait: Timer | None = None
+        self._mount_backoff: MountBackoff | None = None
+        self._mount_retry: Timer | None = None
         """Set while claim volumes wait: when the sync's wait for them times out."""
         self._ip: PodIP = ""
         self._etc: WritableFiles | None = None
@@ -704,8 +711,9 @@ class PodWorker:
         self._given = None
         self.host.image_service.forget(self._pull_key(c.image) for c in self.containers)
         self._cancel_timer()
-        if self._deadline is not None:
-            self._deadline.cancel()
+        for timer in (self._deadline, self._mount_retry):
+            if timer is not None:
+                timer.cancel()
         self._stop_probers(*ProbeType)
         for c in self.containers:
             self._end_hooks(c)
@@ -767,11 +775,23 @@ class PodWorker:
         self.host.status_changed(self)
 
     def _mount(self, pod: Mapping[str, Any]) -> bool:
-        """Set up the pod's volumes; a FailedMount event for each that fails anew."""
-        host = self.host
-        self._mount_failed(
-            self.volumes.mount(pod, host.sources, host.tokens, host.node_allocatable)
+        """Set up the pod's volumes but those waiting out their back-off; a FailedMount event
+        for each that fails, and a sync when the first may be tried again."""
+        host, backoff = self.host, self._mount_backoff
+        now = host.clock.now()
+        waiting = backoff.waiting(now) if backoff is not None else ()
+        failures = self.volumes.mount(
+            pod, host.sources, host.tokens, host.node_allocatable, waiting
         )
+        self._mount_failures = list(failures.values())
+        if failures and backoff is None:
+            backoff = self._mount_backoff = MountBackoff()  # only a failing pod pays for one
+        if backoff is not None:
+            for volume, message in failures.items():
+                host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
+                backoff.failed(volume, now)
+            backoff.forget(v for v in self.volumes.files if v not in waiting and v not in failures)
+            self._retry_mount_at(backoff.next_try())
         if self.volumes.unprocessed:
             if self._mount_wait is None:
                 self._wait_for_claims()
@@ -779,6 +799,19 @@ class PodWorker:
             self._mount_wait.cancel()
             self._mount_wait = None
         return self.volumes.mounted
+
+    def _retry_mount_at(self, when: float | None) -> None:
+        """Sync at `when`, the first time a waiting volume may be tried again (none: no
+        volume waits, or all are mounted)."""
+        if self._mount_retry is not None:
+            self._mount_retry.cancel()
+            self._mount_retry = None
+        if when is not None and not self.volumes.mounted:
+            self._mount_retry = self.host.clock.call_at(when, self._guarded, self._retry_mount)
+
+    def _retry_mount(self) -> None:
+        self._mount_retry = None
+        self.sync()
 
     def _mount_failed(self, failures: list[str]) -> None:
         """A FailedMount event for each of `failures` that is new; they are the volumes'

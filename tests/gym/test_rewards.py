@@ -127,3 +127,25 @@ def test_rewards_are_chosen_by_name_and_weighted() -> None:
     assert rewards.total({"decima": -1000.0, "packing": -1.0, "balance": 9.0}, chosen) == -3.0
     with pytest.raises(ValueError, match="unknown reward component 'speed'"):
         rewards.weights("speed")
+
+
+def test_the_pods_on_nodes_are_counted_from_the_rows_changed() -> None:
+    rng = np.random.default_rng(3)
+    t = table(*(node(f"n{i}", "8", "32Gi") for i in range(20)))
+    on_nodes = rewards.PodsOnNodes()
+    placed: list[tuple[str, str]] = []
+    for step in range(300):
+        if placed and rng.random() < 0.3:  # a pod goes
+            key, name = placed.pop(int(rng.integers(len(placed))))
+            t.remove_pod(key, name)
+        else:
+            name = t.names[int(rng.integers(len(t)))]
+            p = pod(f"p{step}", "100m", "1Gi")
+            t.add_pod(p, name)
+            placed.append((p.key, name))
+        if step % 40 == 39:  # a node goes, its pods with it, and another comes
+            gone = t.names[int(rng.integers(len(t)))]
+            t.remove_node(gone)
+            placed = [(key, name) for key, name in placed if name != gone]
+            t.add_node(node(f"m{step}", "8", "32Gi"))
+        assert on_nodes.count(t) == int(t.requested[:, PODS_COLUMN].sum())

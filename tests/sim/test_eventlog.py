@@ -58,3 +58,15 @@ def test_a_log_made_before_the_cluster_starts_holds_every_change_from_the_first(
         log.close()
     revisions = [json.loads(line)["revision"] for line in out.getvalue().splitlines()]
     assert revisions == list(range(2, plane.store.revision + 1))
+
+
+def test_a_log_without_lines_counts_the_changes_and_has_no_digest() -> None:
+    with VirtualClock() as clock:
+        store = MemoryStore()
+        log = EventLog(store, clock, lines=False)
+        pod = {"kind": "Pod", "metadata": {"name": "web", "namespace": "default"}}
+        clock.run(store.create("core/pods/default/web", pod))
+        clock.run(store.create("core/configmaps/default/c", {"kind": "ConfigMap"}))
+        log.close()
+    assert (log.events, log.workload_changes) == (2, 1)
+    assert log.sha256() == ""

@@ -142,6 +142,10 @@ class UsageHistory:
         without enough history: none, or for Holt-Winters less than two seasons. Holt-Winters
         forecasts `horizon` samples ahead and takes the last. Kept until the next sample is
         recorded."""
+        if workload not in self._series:
+            # A workload never sampled (a bare pod's is its own): no forecast, and nothing kept
+            # for it (a bare pod a cycle would otherwise add a key and an empty series each).
+            return None
         key = (workload, method, alpha, season_length, horizon)
         if key in self._forecasts:
             return self._forecasts[key]

@@ -47,6 +47,8 @@ TIME_COMPONENTS = (PENDING, DECIMA, EVICTIONS)
 COMPONENTS = DECISION_COMPONENTS + TIME_COMPONENTS
 DEFAULT_REWARD = {DECIMA: 1.0}
 _RESOURCES = [CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN]
+_ONE_BY_ONE = 64
+"""Up to this many changed rows are counted again one by one, more with NumPy."""
 
 
 def weights(reward: str | Iterable[str] | Mapping[str, float] | None) -> dict[str, float]:
@@ -167,6 +169,34 @@ class Gauge:
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(free > 0, stranded / free, 0.0)
         return float(share[asked].mean())
+
+
+class PodsOnNodes:
+    """The pods the node table holds on its nodes, kept from the rows it logged as changed
+    since the last count (the whole column again after a new epoch, a node added or removed,
+    or many rows changed): a sum over every node each decision took 1 % of a step at 5,000
+    nodes."""
+
+    def __init__(self) -> None:
+        self._epoch = -1
+        self._logged = 0
+        self._pods = np.zeros(0, np.int64)
+        self._total = 0
+
+    def count(self, table: NodeTable) -> int:
+        pods = table.requested[:, PODS_COLUMN]
+        logged = len(table.changed_rows)
+        changed = set(table.changed_rows[self._logged : logged])
+        if table.epoch != self._epoch or len(pods) != len(self._pods) or len(changed) > _ONE_BY_ONE:
+            self._pods = pods.copy()
+            self._total = int(self._pods.sum())
+        else:
+            for i in changed:
+                now = int(pods[i])
+                self._total += now - int(self._pods[i])
+                self._pods[i] = now
+        self._epoch, self._logged = table.epoch, logged
+        return self._total
 
 
 def pod_shape(pod: PodInfo) -> np.ndarray:

@@ -43,7 +43,9 @@ class EventLog:
          "name":"web-1","digest":"9f2c41d07a3b8e65"}
 
     Make it before the cluster's first write (before `ControlPlane.start()`) to hold every
-    change from the first. `sha256()` is the digest of every line so far.
+    change from the first. `sha256()` is the digest of every line so far. With
+    `lines=False` (and no `out`) only the counts are kept: no line is made and `sha256()` is
+    "" (a run nothing fingerprints, a research episode, spares each change's JSON and digest).
     """
 
     def __init__(
@@ -53,7 +55,10 @@ class EventLog:
         out: BinaryIO | None = None,
         *,
         start: float | None = None,
+        lines: bool = True,
     ) -> None:
+        if out is not None and not lines:
+            raise ValueError("an event log without lines cannot write them to `out`")
         self._clock = clock
         self._start = clock.now() if start is None else start
         self._out = out
@@ -63,14 +68,18 @@ class EventLog:
         self.workload_changes = 0
         """Of those, changes to workload objects (WORKLOAD_KINDS): what tells a cluster that
         has settled from one still at work."""
+        self._lines = lines
         self._text = store.text
-        self._stop = store.observe(self._record)
+        self._stop = store.observe(self._record if lines else self._count)
 
     def _record(self, event: WatchEvent) -> None:
         line = orjson.dumps(self.entry(event)) + b"\n"
         self._hash.update(line)
         if self._out is not None:
             self._out.write(line)
+        self._count(event)
+
+    def _count(self, event: WatchEvent) -> None:
         self.events += 1
         if event.object.get("kind") in WORKLOAD_KINDS:
             self.workload_changes += 1
@@ -91,8 +100,8 @@ class EventLog:
         }
 
     def sha256(self) -> str:
-        """The SHA-256 of the log's lines so far, in hex."""
-        return self._hash.hexdigest()
+        """The SHA-256 of the log's lines so far, in hex ("" when it makes none)."""
+        return self._hash.hexdigest() if self._lines else ""
 
     def close(self) -> None:
         """Stop recording and flush `out` (which stays open: it is the caller's)."""

@@ -341,7 +341,8 @@ class Informer:
         return self._codec.unpack(cached)
 
     def _store(self, key: str, obj: Object) -> Object | None:
-        old = self.get_by_key(key)
+        cached = self._cache.get(key)
+        old = None if cached is None else self._unpack(cached)
         if old is None:
             self._places = None
         key = self._reindex(key, old, obj)
@@ -474,7 +475,7 @@ class Informer:
                 self._notify(routed["on_delete"], "on_delete", obj)
             return
         old = self._store(key, obj)
-        packed = self._cached_bytes(key)
+        packed = None if self._codec is None else self._cached_bytes(key)
         if old is None:
             self._notify(routed["on_add"], "on_add", obj, packed=packed)
         else:

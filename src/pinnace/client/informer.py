@@ -67,16 +67,15 @@ class EventHandlers:
 
     def handler(self, what: str) -> Callable[..., Any] | None:
         """What to call with the objects of a `what` notification; None when nothing is."""
-        if self.selects is None:  # most: the handler of `what` itself
+        selects = self.selects
+        if selects is None:  # most: the handler of `what` itself
             handler: Callable[..., Any] | None = getattr(self, what)
             return handler
-        return functools.partial(self.call, what)
+        return functools.partial(self._call_selected, selects, what)
 
-    def call(self, what: str, *objs: Object) -> Any:
-        """Call the handler for a notification; what it returns (None when there is none)."""
-        selects = self.selects
-        if selects is None:
-            return _call(getattr(self, what), *objs)
+    def _call_selected(self, selects: Callable[[Object], bool], what: str, *objs: Object) -> Any:
+        """Call the handler `selects` makes of a notification; what it returns (None when
+        there is none)."""
         if what == "on_update":
             old, new = objs
             before, now = selects(old), selects(new)

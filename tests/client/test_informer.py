@@ -316,6 +316,36 @@ def test_index_pods_by_node_name(cluster: Cluster, packed: bool) -> None:
     cluster.run(scenario())
 
 
+@pytest.mark.parametrize("packed", [False, True])
+def test_an_update_that_keeps_an_objects_index_values_keeps_its_place(
+    cluster: Cluster, packed: bool
+) -> None:
+    """As client-go's updateIndices, an index whose values an update leaves alone is left
+    alone: the object stays where it was filed, and is read in its new version."""
+    client = cluster.client
+    informer = Informer(client, PODS, codec=Codec() if packed else None)
+    informer.add_indexer("nodeName", _node_name)
+
+    async def scenario() -> None:
+        for name in ("a", "b"):
+            await client.create(PODS, "default", pod(name, node="n1"))
+        informer.start()
+        await informer.wait_for_sync()
+        patch = {"metadata": {"labels": {"app": "web"}}}
+        await client.patch(PODS, "default", "a", patch, PatchType.MERGE)
+        await asyncio.sleep(SETTLE)
+        filed = informer.by_index("nodeName", "n1")
+        assert [p["metadata"]["name"] for p in filed] == ["a", "b"]
+        assert filed[0]["metadata"]["labels"] == {"app": "web"}
+        assert [p["metadata"]["name"] for p in informer.by_index("namespace", "default")] == [
+            "a",
+            "b",
+        ]
+        await informer.stop()
+
+    cluster.run(scenario())
+
+
 def test_field_selector_on_node_name_follows_pods_onto_and_off_the_node(cluster: Cluster) -> None:
     client = cluster.client
     informer = Informer(client, PODS, field_selector="spec.nodeName=n1")

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import inspect
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.apiserver.watching import batches
-from pinnace.client.interest import Change, Interest
+from pinnace.client.interest import Change, Interest, namespace_of
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
 from pinnace.store.codec import Codec
@@ -44,7 +45,7 @@ INITIAL_BACKOFF = 0.8
 MAX_BACKOFF = 30.0
 """The reflector's backoff between list-and-watch attempts, as client-go's (without jitter)."""
 
-Indexer = Callable[[Object], Iterable[str]]
+Indexer = Callable[[Object], Sequence[str]]
 """An object -> the index values it is filed under (none, one or several)."""
 Listener = Callable[[str, Object | None, Object | None], None]
 """Told (key, old, new) of each change to the cache as it is made: old None for an object
@@ -64,12 +65,17 @@ class EventHandlers:
     interest: Interest | None = None
     """Only changes that meet it reach the handlers (`pinnace.client.interest`)."""
 
-    def call(self, what: str, objs: tuple[Object, ...]) -> Any:
-        """Call the handler for a notification; what it returns (None when there is none)."""
+    def handler(self, what: str) -> Callable[..., Any] | None:
+        """What to call with the objects of a `what` notification; None when nothing is."""
         selects = self.selects
-        if selects is None:  # most: the handler of `what` with the objects given
-            handler = getattr(self, what)
-            return None if handler is None else handler(*objs)
+        if selects is None:  # most: the handler of `what` itself
+            handler: Callable[..., Any] | None = getattr(self, what)
+            return handler
+        return functools.partial(self._call_selected, selects, what)
+
+    def _call_selected(self, selects: Callable[[Object], bool], what: str, *objs: Object) -> Any:
+        """Call the handler `selects` makes of a notification; what it returns (None when
+        there is none)."""
         if what == "on_update":
             old, new = objs
             before, now = selects(old), selects(new)
@@ -102,8 +108,18 @@ def _resource_version(obj: Mapping[str, Any]) -> str:
 
 
 _SYNCED = "synced"
-Notification = tuple[tuple[EventHandlers, ...], str, tuple[Object, ...], bytes | None]
-"""The handlers to call, which, with what, and the packed cache's bytes of the last object."""
+NOTIFICATIONS = ("on_add", "on_update", "on_delete")
+Route = tuple[Callable[..., Any], Interest | None]
+"""A handler's function for one kind of notification, and the interest it is weighed by."""
+Notification = tuple[tuple[Route, ...], str, tuple[Object, ...], bytes | None]
+"""The routes to call, which notification, with what, and the packed cache's bytes of the last
+object."""
+
+
+def routes(handlers: Iterable[EventHandlers], what: str) -> tuple[Route, ...]:
+    """The routes of the handlers that do something with a `what` notification, in order."""
+    found = ((h.handler(what), h.interest) for h in handlers)
+    return tuple((call, interest) for call, interest in found if call is not None)
 
 
 class Informer:
@@ -151,6 +167,8 @@ class Informer:
         self._indices: dict[str, dict[str, dict[str, str]]] = {}
         self._listeners: list[Listener] = []
         self._handlers: tuple[EventHandlers, ...] = ()
+        self._routes: dict[str, tuple[Route, ...]] = {what: () for what in NOTIFICATIONS}
+        """The handlers' routes by notification, so that one nobody acts on costs no turn."""
         self._notifications: deque[Notification] = deque()
         self._waiting: asyncio.Future[None] | None = None
         """What the dispatch task awaits while there is nothing to dispatch."""
@@ -184,8 +202,10 @@ class Informer:
             raise ValueError("a handler takes selects or an interest, not both")
         handlers = EventHandlers(on_add, on_update, on_delete, selects, interest)
         self._handlers += (handlers,)
+        self._routes = {what: routes(self._handlers, what) for what in NOTIFICATIONS}
+        first = routes((handlers,), "on_add")
         for cached in self._cache.values():
-            self._notify((handlers,), "on_add", self._unpack(cached), packed=_bytes(cached))
+            self._notify(first, "on_add", self._unpack(cached), packed=_bytes(cached))
         return handlers
 
     def add_indexer(self, name: str, indexer: Indexer) -> None:
@@ -320,14 +340,12 @@ class Informer:
         return self._codec.unpack(cached)
 
     def _store(self, key: str, obj: Object) -> Object | None:
-        old = self.get_by_key(key)
-        if old is not None:
-            key = self._unfile(key, old)
-        else:
+        cached = self._cache.get(key)
+        old = None if cached is None else self._unpack(cached)
+        if old is None:
             self._places = None
+        key = self._reindex(key, old, obj)
         self._cache[key] = obj if self._codec is None else self._codec.pack(obj)
-        for name in self._indexers:
-            self._file(name, key, obj)
         for listener in self._listeners:
             listener(key, old, obj)
         return old
@@ -338,7 +356,7 @@ class Informer:
             return None
         self._places = None
         old = self._unpack(cached)
-        self._unfile(key, old)
+        self._reindex(key, old, None)
         for listener in self._listeners:
             listener(key, old, None)
         return old
@@ -348,17 +366,27 @@ class Informer:
         for value in self._indexers[name](obj):
             index.setdefault(value, {})[key] = key
 
-    def _unfile(self, key: str, obj: Object) -> str:
-        """Take the object off the indices; the key as they held it."""
-        filed = key
+    def _reindex(self, key: str, old: Object | None, new: Object | None) -> str:
+        """File the key under `new`'s index values instead of `old`'s (None: an object added,
+        or removed); an index whose values for it stay as they were is left alone, as
+        client-go's updateIndices leaves it. The key as the indices held it."""
+        moves: builtins.list[tuple[dict[str, dict[str, str]], Sequence[str], Sequence[str]]] = []
         for name, indexer in self._indexers.items():
-            index = self._indices[name]
-            for value in indexer(obj):
+            before = () if old is None else indexer(old)
+            after = () if new is None else indexer(new)
+            if old is None or new is None or before != after:
+                moves.append((self._indices[name], before, after))
+        filed = key
+        for index, before, _ in moves:
+            for value in before:
                 keys = index.get(value)
                 if keys is not None:
                     filed = keys.pop(key, filed)
                     if not keys:
                         del index[value]
+        for index, _, after in moves:
+            for value in after:
+                index.setdefault(value, {})[filed] = filed
         return filed
 
     # --- list and watch ----------------------------------------------------------------------
@@ -391,6 +419,7 @@ class Informer:
 
     def _replace(self, items: builtins.list[Object], resource_version: str) -> None:
         """Make the cache what a fresh list says, telling handlers only of differences."""
+        routed = self._routes
         listed: set[str] = set()
         for obj in items:
             key = object_key(obj)
@@ -398,14 +427,15 @@ class Informer:
             old = self.get_by_key(key)
             if old is None:
                 self._store(key, obj)
-                self._notify(self._handlers, "on_add", obj, packed=self._cached_bytes(key))
+                self._notify(routed["on_add"], "on_add", obj, packed=self._cached_bytes(key))
             elif _resource_version(old) != _resource_version(obj):
                 self._store(key, obj)
-                self._notify(self._handlers, "on_update", old, obj, packed=self._cached_bytes(key))
+                packed = self._cached_bytes(key)
+                self._notify(routed["on_update"], "on_update", old, obj, packed=packed)
         for key in [k for k in self._cache if k not in listed]:
             gone = self._remove(key)
             assert gone is not None
-            self._notify(self._handlers, "on_delete", gone)
+            self._notify(routed["on_delete"], "on_delete", gone)
         self._last_resource_version = resource_version
         if not self._synced.is_set():
             self._notify((), _SYNCED)
@@ -438,17 +468,17 @@ class Informer:
 
     def _apply(self, kind: str, obj: Object) -> None:
         key = object_key(obj)
-        handlers = self._handlers
+        routed = self._routes
         if kind == "DELETED":
             if self._remove(key) is not None:
-                self._notify(handlers, "on_delete", obj)
+                self._notify(routed["on_delete"], "on_delete", obj)
             return
         old = self._store(key, obj)
-        packed = self._cached_bytes(key)
+        packed = None if self._codec is None else self._cached_bytes(key)
         if old is None:
-            self._notify(handlers, "on_add", obj, packed=packed)
+            self._notify(routed["on_add"], "on_add", obj, packed=packed)
         else:
-            self._notify(handlers, "on_update", old, obj, packed=packed)
+            self._notify(routed["on_update"], "on_update", old, obj, packed=packed)
 
     def _cached_bytes(self, key: str) -> bytes | None:
         return _bytes(self._cache[key])
@@ -457,14 +487,14 @@ class Informer:
 
     def _notify(
         self,
-        handlers: tuple[EventHandlers, ...],
+        routed: tuple[Route, ...],
         what: str,
         *objs: Object,
         packed: bytes | None = None,
     ) -> None:
-        if not handlers and what != _SYNCED:
-            return  # a cache nobody listens to (node lifecycle's pods): no turn of the dispatch
-        self._notifications.append((handlers, what, objs, packed))
+        if not routed and what != _SYNCED:
+            return  # nobody acts on it (node lifecycle's pods, deletes of most caches): no turn
+        self._notifications.append((routed, what, objs, packed))
         waiting = self._waiting
         if waiting is not None and not waiting.done():
             waiting.set_result(None)
@@ -472,34 +502,30 @@ class Informer:
     async def _dispatch(self) -> None:
         while True:
             while self._notifications:
-                handlers, what, objs, packed = self._notifications.popleft()
+                routed, what, objs, packed = self._notifications.popleft()
                 if what == _SYNCED:
                     self._synced.set()
                     self._schedule_resync()
                     continue
                 self._dispatched = None if packed is None else (objs[-1], packed)
+                namespace: str | None = None
                 change: Change | None = None
                 try:
-                    for h in handlers:
-                        call: Callable[..., Any] | None
-                        args: tuple[Any, ...]
-                        if h.selects is not None:
-                            call, args = h.call, (what, objs)
-                        else:
-                            call, args = getattr(h, what), objs
-                            if call is None:
-                                continue
-                            interest = h.interest
-                            if interest is not None:
+                    for call, interest in routed:
+                        if interest is not None:
+                            namespaces = interest.namespaces
+                            if namespaces is not None:
+                                if namespace is None:  # an update's old and new share it
+                                    namespace = namespace_of(objs[-1])
+                                if namespace not in namespaces:
+                                    continue  # it would do nothing with this change
+                            if interest.requirements:
                                 if change is None:
                                     change = Change(what, objs)
-                                namespaces = interest.namespaces
-                                if namespaces is not None and change.namespace not in namespaces:
-                                    continue  # it would do nothing with this change
-                                if interest.requirements and not change.meets(interest):
+                                if not change.meets(interest):
                                     continue  # nor with this one
                         try:
-                            result = call(*args)
+                            result = call(*objs)
                         except Exception:
                             log.exception("%s informer: a handler failed", self.kind.plural)
                             continue
@@ -528,9 +554,10 @@ class Informer:
 
     def _resync(self) -> None:
         """Hand every cached object to on_update again, so handlers can correct drift."""
+        routed = self._routes["on_update"]
         for cached in self._cache.values():
             obj = self._unpack(cached)
-            self._notify(self._handlers, "on_update", obj, obj, packed=_bytes(cached))
+            self._notify(routed, "on_update", obj, obj, packed=_bytes(cached))
         self._schedule_resync()
 
 

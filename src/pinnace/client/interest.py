@@ -33,12 +33,11 @@ class Change:
     """One notification's objects (one, or of an update the old and the new) and what the
     conditions weighed of them so far: each key worked out once, whichever handlers ask."""
 
-    __slots__ = ("_held", "_keys", "namespace", "objs", "update")
+    __slots__ = ("_held", "_keys", "objs", "update")
 
     def __init__(self, what: str, objs: tuple[Object, ...]) -> None:
         self.update = what == "on_update"
         self.objs = objs
-        self.namespace = namespace_of(objs[-1])  # an update's old and new share it
         self._keys: dict[Key, tuple[Any, ...]] = {}
         self._held: dict[Condition, bool] = {}
 
@@ -50,9 +49,8 @@ class Change:
         return found
 
     def meets(self, interest: Interest) -> bool:
-        namespaces = interest.namespaces
-        if namespaces is not None and self.namespace not in namespaces:
-            return False
+        """Whether the change meets every requirement of `interest`; its `namespaces` are the
+        caller's to weigh first (the informer does, before it makes a `Change`)."""
         held = self._held
         for requirement in interest.requirements:
             for condition in requirement:

@@ -503,11 +503,11 @@ class PodWorker:
         return self.inits + self.apps + self.ephemerals
 
     def requested(self, resource: str) -> int:
-        """Its effective request of `resource`, as its agent admitted it (its `hold`); 0 once
-        it holds nothing."""
-        for name, quantity in self.hold.requests if self.hold is not None else ():
+        """Its effective request of `resource`, as its agent admitted it (its `hold`: cpu in
+        millicores, the rest in units); 0 once it holds nothing."""
+        for name, amount in self.hold.requests if self.hold is not None else ():
             if name == resource:
-                return quantity.value()
+                return amount
         return 0
 
     def metadata(self) -> Mapping[str, Any]:

@@ -263,19 +263,28 @@ def go_duration(seconds: float) -> str:
 
 class _PodReader:
     """The worker's pod for one pass of its sync: unpacked at the first read (`read_pod`),
-    unless given, then the same dict for the rest of the pass, which only reads it."""
+    unless given, then the same dict for the rest of the pass, which only reads it; and its
+    containers' specs by name, found once in the pass (`container`)."""
 
-    __slots__ = ("_pod", "_read")
+    __slots__ = ("_pod", "_read", "_specs")
 
     def __init__(self, read: Callable[[], Object], pod: Object | None = None) -> None:
         self._read = read
         self._pod = pod
+        self._specs: dict[str, Mapping[str, Any]] | None = None
 
     def __call__(self) -> Object:
         pod = self._pod
         if pod is None:
             pod = self._pod = self._read()
         return pod
+
+    def container(self, name: str) -> Mapping[str, Any]:
+        """The spec of the pod's container `name` ({} when it has none of that name)."""
+        specs = self._specs
+        if specs is None:
+            specs = self._specs = _container_specs(self())
+        return specs.get(name) or {}
 
 
 class PodWorker:
@@ -573,7 +582,7 @@ class PodWorker:
         """Start what can start (`sync`)."""
         self.start_time = self.host.clock.now()
         read = self._reader()
-        self._begin(read())
+        self._begin(read)
         self._sync(read)
 
     def resume(self, pod: Mapping[str, Any]) -> None:
@@ -604,7 +613,7 @@ class PodWorker:
             entry = entries.get(c.name)
             if entry is not None:
                 restore_record(c, entry, now)
-        self._begin(self.read_pod())
+        self._begin(_PodReader(self.read_pod))
         for c in self.containers:
             entry = entries.get(c.name)
             if entry is not None and c.current is not None:
@@ -623,15 +632,14 @@ class PodWorker:
         except Exception as e:
             self.host.pod_failed(self, e)
 
-    def _begin(self, pod: Mapping[str, Any]) -> None:
+    def _begin(self, read: _PodReader) -> None:
         """Probers for the containers that run on, and the active deadline, from the pod's
         start."""
         self.begun = True
-        specs = _container_specs(pod)
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
-                self._add_probers(c, specs.get(c.name) or {})
-        deadline = (pod.get("spec") or {}).get("activeDeadlineSeconds")
+                self._add_probers(c, read.container(c.name))
+        deadline = (read().get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
             self._deadline = self.host.clock.call_at(
                 self.start_time + deadline, self._guarded, self._deadline_exceeded
@@ -872,11 +880,14 @@ class PodWorker:
         self._start(c, wake, read)
 
     def _plan(
-        self, c: ContainerRecord, pod: Mapping[str, Any], layer: WritableFiles
+        self,
+        c: ContainerRecord,
+        pod: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        layer: WritableFiles,
     ) -> _Plan | str:
-        """What a run of `c` is given now, over its writable `layer`, or why it cannot be
-        created."""
-        spec = _container_specs(pod).get(c.name) or {}
+        """What a run of `c` (of container spec `spec`) is given now, over its writable
+        `layer`, or why it cannot be created."""
         probers = c.probers or _NO_PROBERS
         try:
             pod_ip = self.pod_ip
@@ -979,11 +990,11 @@ class PodWorker:
             probers[kind].outcomes = outcomes
 
     def _start(self, c: ContainerRecord, wake: list[float], read: _PodReader) -> None:
-        pod = read()
-        if not self._ensure_image(c, _container_specs(pod).get(c.name) or {}, wake):
+        pod, spec = read(), read.container(c.name)
+        if not self._ensure_image(c, spec, wake):
             return
         layer = WritableFiles()  # a new run's: what the last one wrote is gone
-        plan = self._plan(c, pod, layer)
+        plan = self._plan(c, pod, spec, layer)
         if isinstance(plan, str):
             self._event(c, "Warning", "Failed", f"Error: {plan}")
             c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, plan)
@@ -1131,9 +1142,10 @@ class PodWorker:
         c.readiness_passed = (
             bool(entry.get("ready")) if started else ProbeType.READINESS not in probers
         )
-        pod = self.read_pod()
+        read = _PodReader(self.read_pod)
+        pod = read()
         layer = WritableFiles()  # what it wrote before the agent restarted is not kept
-        plan = self._plan(c, pod, layer)
+        plan = self._plan(c, pod, read.container(c.name), layer)
         if isinstance(plan, str):
             # It runs already: a model its pod no longer gives (a ConfigMap deleted while the
             # agent was down) does not stop it; it runs on until it is stopped.

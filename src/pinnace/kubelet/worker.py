@@ -58,9 +58,10 @@ from pinnace.kubelet.behaviour import (
     COMMAND_NOT_MODELLED,
     BehaviourError,
     ContainerBehaviour,
-    commandless_behaviour,
     container_argv,
     container_behaviour,
+    context_free_behaviour,
+    reads_context,
 )
 from pinnace.kubelet.commands import UnknownOutcome
 from pinnace.kubelet.environment import ConfigError, expand_command, may_fail
@@ -917,9 +918,9 @@ class PodWorker:
         command = container_argv(pod, name)
         # a commandless one's creation fails all the same, and exec'd commands inherit it
         context = self._shell_context(pod, name, spec, layer) if command or may_fail(spec) else None
-        if command:
+        if reads_context(command):
             return container_behaviour(pod, name, context, unknown), context
-        return commandless_behaviour(pod, name, unknown), context
+        return context_free_behaviour(pod, name, unknown), context
 
     def _shell_context(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles

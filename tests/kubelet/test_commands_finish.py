@@ -14,8 +14,15 @@ from tests.support import SimulatedCluster
 from pinnace.api import catalog
 from pinnace.api.options import LogOptions
 from pinnace.cluster import ClusterOptions
-from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.behaviour import (
+    BehaviourError,
+    container_argv,
+    container_behaviour,
+    context_free_behaviour,
+    reads_context,
+)
 from pinnace.kubelet.config import node_configs
+from pinnace.kubelet.shell import ShellContext
 
 PODS = catalog.kind("", "pods")
 EVENTS = catalog.kind("", "events")
@@ -222,3 +229,28 @@ def test_a_bad_unknown_outcome_annotation_is_refused_naming_it() -> None:
         'annotation sim.pinnace.dev/unknown-run-seconds.c: invalid value "soon": '
         'must be a non-negative number of seconds or "forever"'
     )
+
+
+@pytest.mark.parametrize(
+    "container",
+    [
+        {"image": "registry.k8s.io/pause:3.10"},
+        {"image": "nginx:1.27"},
+        {"image": "busybox", "command": ["/usr/sbin/nginx", "-g", "daemon off;"]},
+    ],
+    ids=["pause", "nginx-image", "nginx-command"],
+)
+def test_a_server_runs_alike_whatever_its_container_sees(container: dict[str, Any]) -> None:
+    # Its model is worked out once for all the pods of a shape, without their contexts.
+    pod = {"metadata": {}, "spec": {"containers": [{"name": "c", **container}]}}
+    argv = container_argv(pod, "c")
+    assert not reads_context(argv)
+    seen = ShellContext(environment={"HOME": "/root", "PORT": "80"}, hostname="p")
+    assert context_free_behaviour(pod, "c") == container_behaviour(pod, "c", seen)
+
+
+def test_what_may_read_its_context_is_modelled_in_it() -> None:
+    assert reads_context(["sh", "-c", "nginx"])
+    assert reads_context(["nginx", "-c", "$(CONF)"])
+    assert reads_context(["cat", "/etc/hostname"])
+    assert not reads_context([])

@@ -13,7 +13,6 @@ from pinnace.kubelet.admission import PodDemand
 from pinnace.kubelet.behaviour import is_model_annotation
 from pinnace.kubelet.eviction import UsageCeiling
 from pinnace.kubelet.shapes import ShapeMemo, shape_key
-from pinnace.resources.quantity import Quantity
 
 
 def templated(name: str, suffix: str) -> dict[str, Any]:
@@ -103,8 +102,8 @@ def test_remembered_answers_are_those_of_each_pod() -> None:
     for _ in range(2):  # the second time, from memory
         assert UsageCeiling.of(small).memory == 100 << 20
         assert UsageCeiling.of(large).memory == 300 << 20
-        assert PodDemand.of(small).requests["memory"] == Quantity("256Mi")
-        assert PodDemand.of(large).requests["memory"] == Quantity("1Gi")
+        assert PodDemand.of(small).requests["memory"] == 256 * 2**20
+        assert PodDemand.of(large).requests["memory"] == 2**30
 
 
 def test_a_container_without_a_command_still_waits_for_its_environment(node: Node) -> None:

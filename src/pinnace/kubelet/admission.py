@@ -19,7 +19,6 @@ from typing import Any
 from pinnace.api.objects import Remembered, plain_json
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.shapes import ShapeMemo
-from pinnace.resources.lists import ResourceList
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.pod import pod_requests
 from pinnace.resources.quantity import Quantity
@@ -38,6 +37,8 @@ TAINT_TOLERATION = ("TaintToleration", "node(s) had untolerated taint")
 
 _OUT_OF = {CPU: "OutOfcpu", MEMORY: "OutOfmemory", EPHEMERAL_STORAGE: "OutOfephemeral-storage"}
 _ZERO = Quantity(0)
+_FIRST = frozenset((CPU, MEMORY, EPHEMERAL_STORAGE, PODS))
+"""The resources checked first, in this order (but pods, counted apart)."""
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,30 @@ class AdmitResult:
 ADMITTED = AdmitResult(True)
 
 
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """What an admitted pod holds on the node until it finishes: kept for every pod a node
+    runs, so without the pod (a PodDemand keeps its spec). Its requests are the kubelet's
+    amounts (`amount`), by resource name in order."""
+
+    requests: tuple[tuple[str, int], ...]
+    host_ports: tuple[HostPort, ...]
+
+
+_HOLDS: Interned[Hold] = Interned()
+
+
 @dataclass(frozen=True)
 class PodDemand:
-    """What a pod holds on a node once admitted (its effective requests and host ports), and
-    the rest of its spec that admission checks."""
+    """What a pod holds on a node once admitted (its effective requests, as the kubelet's
+    amounts, and host ports), and the rest of its spec that admission checks."""
 
     spec: Mapping[str, Any]
-    requests: Mapping[str, Quantity]
+    requests: Mapping[str, int]
     host_ports: tuple[HostPort, ...]
     tolerations: tuple[Toleration, ...]
+    held: Hold
+    """What the pod holds once admitted: one object for all the pods that hold the same."""
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodDemand:
@@ -68,41 +84,37 @@ class PodDemand:
         return cls(spec, *_DEMANDS.of(pod, lambda: _demand_of(pod, spec)))
 
     def hold(self) -> Hold:
-        """What the pod holds once admitted: one object for all the pods that hold the same."""
-        hold = Hold(tuple(sorted(self.requests.items())), self.host_ports)
-        return _HOLDS(hold)
+        return self.held
 
 
-_Demand = tuple[Mapping[str, Quantity], tuple[HostPort, ...], tuple[Toleration, ...]]
+_Demand = tuple[Mapping[str, int], tuple[HostPort, ...], tuple[Toleration, ...], Hold]
 """A PodDemand but for its spec."""
 
 
+def amount(name: str, q: Quantity) -> int:
+    """A quantity as the kubelet's admission counts it (the scheduler framework's Resource):
+    cpu in millicores, everything else in units, each rounded up."""
+    return q.milli_value() if name == CPU else q.value()
+
+
 def _demand_of(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> _Demand:
-    requests = MappingProxyType(pod_requests(pod))  # shared by the pods of the shape
-    return requests, pod_host_ports(spec), pod_tolerations(spec)
+    # Shared by the pods of the shape.
+    requests = MappingProxyType({name: amount(name, q) for name, q in pod_requests(pod).items()})
+    ports = pod_host_ports(spec)
+    held = _HOLDS(Hold(tuple(sorted(requests.items())), ports))
+    return requests, ports, pod_tolerations(spec), held
 
 
 _DEMANDS: ShapeMemo[_Demand] = ShapeMemo(1024)
 
 
-@dataclass(frozen=True, slots=True)
-class Hold:
-    """What an admitted pod holds on the node until it finishes: kept for every pod a node
-    runs, so without the pod (a PodDemand keeps its spec)."""
-
-    requests: tuple[tuple[str, Quantity], ...]
-    host_ports: tuple[HostPort, ...]
-
-
-_HOLDS: Interned[Hold] = Interned()
-
-
 class NodeUsage:
-    """The running sum of what the pods admitted to a node, and not yet finished, hold."""
+    """The running sum of what the pods admitted to a node, and not yet finished, hold: ints,
+    as the kubelet's NodeInfo sums them."""
 
     def __init__(self) -> None:
         self.pods = 0
-        self.requested: ResourceList = {}
+        self.requested: dict[str, int] = {}
         self.host_ports: dict[HostPort, int] = {}
 
     def add(self, hold: Hold) -> None:
@@ -113,9 +125,9 @@ class NodeUsage:
 
     def _change(self, hold: Hold, sign: int) -> None:
         self.pods += sign
-        for name, q in hold.requests:
-            total = self.requested.get(name, _ZERO)
-            self.requested[name] = total + q if sign > 0 else total - q
+        requested = self.requested
+        for name, n in hold.requests:
+            requested[name] = requested.get(name, 0) + sign * n
         for port in hold.host_ports:
             count = self.host_ports.get(port, 0) + sign
             if count:
@@ -135,27 +147,23 @@ def admit(demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage) -> Admit
 def _insufficient_resource(
     demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage
 ) -> tuple[str, str] | None:
-    allocatable, allowed_pods = _allocatable(node)
+    allocatable = _allocatable(node)
+    amounts, allowed_pods = allocatable.amounts, allocatable.pods
     if usage.pods + 1 > allowed_pods:
         return "OutOfpods", _insufficient(PODS, 1, usage.pods, allowed_pods)
     requests = demand.requests
-    for name in (CPU, MEMORY, EPHEMERAL_STORAGE, *sorted(set(requests) - {CPU, MEMORY, PODS})):
-        wanted = requests.get(name)
-        if wanted is None or wanted.is_zero():
+    for name in (CPU, MEMORY, EPHEMERAL_STORAGE, *sorted(requests.keys() - _FIRST)):
+        wanted = requests.get(name, 0)
+        if not wanted:
             continue
-        if name not in _OUT_OF and name not in allocatable:
+        if name not in _OUT_OF and name not in amounts:
             continue  # a cluster-level extended resource the node does not know
-        used = usage.requested.get(name, _ZERO)
-        capacity = allocatable.get(name, _ZERO)
+        used = usage.requested.get(name, 0)
+        capacity = amounts.get(name, 0)
         if wanted > capacity - used:
-            amounts = [_amount(name, q) for q in (wanted, used, capacity)]
-            return _OUT_OF.get(name, f"OutOf{name}"), _insufficient(name, *amounts)
+            message = _insufficient(name, wanted, used, capacity)
+            return _OUT_OF.get(name, f"OutOf{name}"), message
     return None
-
-
-def _amount(name: str, q: Quantity) -> int:
-    """The kubelet's figures: cpu in millicores, everything else in units."""
-    return q.milli_value() if name == CPU else q.value()
 
 
 def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:
@@ -194,22 +202,32 @@ def _failure(predicate: tuple[str, str]) -> tuple[str, str]:
 
 def node_allocatable(node: Mapping[str, Any]) -> Mapping[str, Quantity]:
     """The node's status.allocatable, parsed."""
-    return _allocatable(node)[0]
+    return _allocatable(node).quantities
 
 
-def _allocatable(node: Mapping[str, Any]) -> tuple[Mapping[str, Quantity], int]:
-    """The node's status.allocatable, parsed, and the pods it allows: once for all the nodes,
-    and versions of a node, that report the same (every pod admitted reads them)."""
+@dataclass(frozen=True)
+class _Allocatable:
+    """A node's status.allocatable: parsed, as the kubelet's amounts, and the pods it allows."""
+
+    quantities: Mapping[str, Quantity]
+    amounts: Mapping[str, int]
+    pods: int
+
+
+def _allocatable(node: Mapping[str, Any]) -> _Allocatable:
+    """The node's status.allocatable, once for all the nodes, and versions of a node, that
+    report the same (every pod admitted reads it)."""
     text = (node.get("status") or {}).get("allocatable") or {}
     key = plain_json(text)
     parsed = _allocatables.get(key) if key is not None else None
     if parsed is None:
         quantities = MappingProxyType({name: Quantity(q) for name, q in text.items()})
-        parsed = quantities, quantities.get(PODS, _ZERO).value()
+        amounts = MappingProxyType({name: amount(name, q) for name, q in quantities.items()})
+        parsed = _Allocatable(quantities, amounts, quantities.get(PODS, _ZERO).value())
         if key is not None:
             _allocatables.put(key, parsed)
     return parsed
 
 
-_allocatables: Remembered[tuple[Mapping[str, Quantity], int]] = Remembered(256)
+_allocatables: Remembered[_Allocatable] = Remembered(256)
 """By the plain JSON text of a node's status.allocatable, what it parses to."""

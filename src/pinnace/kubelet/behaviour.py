@@ -63,12 +63,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api.core.pod_shape import container_named
-from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, CommandRun, UnknownOutcome
+from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, SERVERS, CommandRun, UnknownOutcome
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import image_repository
@@ -223,16 +223,25 @@ def _stop_exit_code(modelled: int | None, stop_annotated: bool) -> int | None:
     return modelled
 
 
-def commandless_behaviour(
+def context_free_behaviour(
     pod: Mapping[str, Any], container: str, unknown: UnknownOutcome | None = None
 ) -> ContainerBehaviour:
-    """The model of `container` when it runs no command (`container_argv` is empty: nothing
-    runs in its shell, so its environment and files are not read, and `container_behaviour`
-    gives the same in any context), worked out once for all the pods of a shape
-    (`pinnace.kubelet.shapes`)."""
-    return _COMMANDLESS.of(
+    """The model of `container` when what it runs does not read its context (`reads_context`
+    is False for its `container_argv`: no command, or a server's), so that
+    `container_behaviour` gives the same in any context: worked out once for all the pods of
+    a shape (`pinnace.kubelet.shapes`)."""
+    return _CONTEXT_FREE.of(
         pod, lambda: container_behaviour(pod, container, None, unknown), container, unknown
     )
+
+
+def reads_context(argv: Sequence[str]) -> bool:
+    """Whether running `argv` may read its container's environment or files: anything but no
+    command at all, or one of the well-known servers (an image's own, `/pause`, `nginx -g
+    "daemon off;"`), which serve whatever their arguments, with no `$` to expand."""
+    if not argv:
+        return False
+    return argv[0].rsplit("/", 1)[-1] not in SERVERS or any("$" in word for word in argv)
 
 
 def is_model_annotation(name: str) -> bool:
@@ -240,7 +249,7 @@ def is_model_annotation(name: str) -> bool:
     return name.startswith(ANNOTATION_PREFIX)
 
 
-_COMMANDLESS: ShapeMemo[ContainerBehaviour] = ShapeMemo(1024, is_model_annotation)
+_CONTEXT_FREE: ShapeMemo[ContainerBehaviour] = ShapeMemo(1024, is_model_annotation)
 
 
 def _model_annotations(pod: Mapping[str, Any], container: str) -> dict[str, tuple[str, str]]:

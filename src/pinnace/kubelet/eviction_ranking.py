@@ -42,7 +42,8 @@ class RankedPod(Protocol):
         """spec.priority (0 when unset)."""
 
     def requested(self, resource: str) -> int:
-        """Its effective request of `resource` (0 when none)."""
+        """Its effective request of `resource` (0 when none): cpu in millicores, the rest in
+        units."""
 
 
 P = TypeVar("P", bound=RankedPod)

@@ -90,8 +90,12 @@ class Probe:
         )
 
 
+_PROBE_FIELDS = tuple((t, t.field) for t in ProbeType)
+"""Each probe type and its container field, spelt out once (every container started asks)."""
+
+
 def container_probes(container: Mapping[str, Any]) -> dict[ProbeType, Probe]:
-    return {t: Probe.of(t, container[t.field]) for t in ProbeType if container.get(t.field)}
+    return {t: Probe.of(t, container[f]) for t, f in _PROBE_FIELDS if container.get(f)}
 
 
 # --- annotations ------------------------------------------------------------------------------

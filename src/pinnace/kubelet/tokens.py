@@ -43,7 +43,6 @@ reads a pod's token: a start of thousands of pods signs only the tokens read.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -220,7 +219,7 @@ class TokenManager:
             self._refused(entry, e)
         else:
             self._answered(key, entry, UNSIGNED, grant.request)
-            entry.unsigned = functools.cache(grant.sign)  # one text, however often read
+            entry.unsigned = _SignedOnce(grant.sign)
             self._unseen.add(key[3])
         self._schedule(key, entry)
 
@@ -231,7 +230,7 @@ class TokenManager:
             if self.sign_when_read and not entry.token:  # the first
                 grant = await self.client.grant_token(namespace, account, body)
                 self._answered(key, entry, UNSIGNED, grant.request)
-                entry.unsigned = functools.cache(grant.sign)
+                entry.unsigned = _SignedOnce(grant.sign)
                 self._unseen.add(uid)
             else:
                 answer = await self.client.request_token(namespace, account, body)
@@ -318,6 +317,22 @@ class TokenManager:
             entry.token = _at_once(request)["status"]["token"]
         except StatusError as e:
             _log.info("deferred token refresh for %s failed: %s", _key_text(key), e.message)
+
+
+class _SignedOnce:
+    """A grant's `sign`, called at the first read only: one text, however often read (made
+    for every pod's first token, where a functools.cache wrapper is dear to make)."""
+
+    __slots__ = ("_sign", "_text")
+
+    def __init__(self, sign: Callable[[], str]) -> None:
+        self._sign: Callable[[], str] | None = sign
+        self._text = ""
+
+    def __call__(self) -> str:
+        if self._sign is not None:
+            self._text, self._sign = self._sign(), None
+        return self._text
 
 
 def _token_key(pod: Mapping[str, Any], projection: Mapping[str, Any]) -> TokenKey:

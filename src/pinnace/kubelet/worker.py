@@ -60,9 +60,10 @@ from pinnace.kubelet.behaviour import (
     COMMAND_NOT_MODELLED,
     BehaviourError,
     ContainerBehaviour,
-    commandless_behaviour,
     container_argv,
     container_behaviour,
+    context_free_behaviour,
+    reads_context,
 )
 from pinnace.kubelet.commands import UnknownOutcome
 from pinnace.kubelet.environment import ConfigError, expand_command, may_fail
@@ -266,19 +267,28 @@ def go_duration(seconds: float) -> str:
 
 class _PodReader:
     """The worker's pod for one pass of its sync: unpacked at the first read (`read_pod`),
-    unless given, then the same dict for the rest of the pass, which only reads it."""
+    unless given, then the same dict for the rest of the pass, which only reads it; and its
+    containers' specs by name, found once in the pass (`container`)."""
 
-    __slots__ = ("_pod", "_read")
+    __slots__ = ("_pod", "_read", "_specs")
 
     def __init__(self, read: Callable[[], Object], pod: Object | None = None) -> None:
         self._read = read
         self._pod = pod
+        self._specs: dict[str, Mapping[str, Any]] | None = None
 
     def __call__(self) -> Object:
         pod = self._pod
         if pod is None:
             pod = self._pod = self._read()
         return pod
+
+    def container(self, name: str) -> Mapping[str, Any]:
+        """The spec of the pod's container `name` ({} when it has none of that name)."""
+        specs = self._specs
+        if specs is None:
+            specs = self._specs = _container_specs(self())
+        return specs.get(name) or {}
 
 
 class PodWorker:
@@ -510,11 +520,11 @@ class PodWorker:
         return self.inits + self.apps + self.ephemerals
 
     def requested(self, resource: str) -> int:
-        """Its effective request of `resource`, as its agent admitted it (its `hold`); 0 once
-        it holds nothing."""
-        for name, quantity in self.hold.requests if self.hold is not None else ():
+        """Its effective request of `resource`, as its agent admitted it (its `hold`: cpu in
+        millicores, the rest in units); 0 once it holds nothing."""
+        for name, amount in self.hold.requests if self.hold is not None else ():
             if name == resource:
-                return quantity.value()
+                return amount
         return 0
 
     def metadata(self) -> Mapping[str, Any]:
@@ -580,7 +590,7 @@ class PodWorker:
         """Start what can start (`sync`)."""
         self.start_time = self.host.clock.now()
         read = self._reader()
-        self._begin(read())
+        self._begin(read)
         self._sync(read)
 
     def resume(self, pod: Mapping[str, Any]) -> None:
@@ -611,7 +621,7 @@ class PodWorker:
             entry = entries.get(c.name)
             if entry is not None:
                 restore_record(c, entry, now)
-        self._begin(self.read_pod())
+        self._begin(_PodReader(self.read_pod))
         for c in self.containers:
             entry = entries.get(c.name)
             if entry is not None and c.current is not None:
@@ -630,15 +640,14 @@ class PodWorker:
         except Exception as e:
             self.host.pod_failed(self, e)
 
-    def _begin(self, pod: Mapping[str, Any]) -> None:
+    def _begin(self, read: _PodReader) -> None:
         """Probers for the containers that run on, and the active deadline, from the pod's
         start."""
         self.begun = True
-        specs = _container_specs(pod)
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
-                self._add_probers(c, specs.get(c.name) or {})
-        deadline = (pod.get("spec") or {}).get("activeDeadlineSeconds")
+                self._add_probers(c, read.container(c.name))
+        deadline = (read().get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
             self._deadline = self.host.clock.call_at(
                 self.start_time + deadline, self._guarded, self._deadline_exceeded
@@ -905,11 +914,14 @@ class PodWorker:
         self._start(c, wake, read)
 
     def _plan(
-        self, c: ContainerRecord, pod: Mapping[str, Any], layer: WritableFiles
+        self,
+        c: ContainerRecord,
+        pod: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        layer: WritableFiles,
     ) -> _Plan | str:
-        """What a run of `c` is given now, over its writable `layer`, or why it cannot be
-        created."""
-        spec = _container_specs(pod).get(c.name) or {}
+        """What a run of `c` (of container spec `spec`) is given now, over its writable
+        `layer`, or why it cannot be created."""
         probers = c.probers or _NO_PROBERS
         try:
             pod_ip = self.pod_ip
@@ -939,9 +951,9 @@ class PodWorker:
         command = container_argv(pod, name)
         # a commandless one's creation fails all the same, and exec'd commands inherit it
         context = self._shell_context(pod, name, spec, layer) if command or may_fail(spec) else None
-        if command:
+        if reads_context(command):
             return container_behaviour(pod, name, context, unknown), context
-        return commandless_behaviour(pod, name, unknown), context
+        return context_free_behaviour(pod, name, unknown), context
 
     def _shell_context(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
@@ -1012,11 +1024,11 @@ class PodWorker:
             probers[kind].outcomes = outcomes
 
     def _start(self, c: ContainerRecord, wake: list[float], read: _PodReader) -> None:
-        pod = read()
-        if not self._ensure_image(c, _container_specs(pod).get(c.name) or {}, wake):
+        pod, spec = read(), read.container(c.name)
+        if not self._ensure_image(c, spec, wake):
             return
         layer = WritableFiles()  # a new run's: what the last one wrote is gone
-        plan = self._plan(c, pod, layer)
+        plan = self._plan(c, pod, spec, layer)
         if isinstance(plan, str):
             self._event(c, "Warning", "Failed", f"Error: {plan}")
             c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, plan)
@@ -1164,9 +1176,10 @@ class PodWorker:
         c.readiness_passed = (
             bool(entry.get("ready")) if started else ProbeType.READINESS not in probers
         )
-        pod = self.read_pod()
+        read = _PodReader(self.read_pod)
+        pod = read()
         layer = WritableFiles()  # what it wrote before the agent restarted is not kept
-        plan = self._plan(c, pod, layer)
+        plan = self._plan(c, pod, read.container(c.name), layer)
         if isinstance(plan, str):
             # It runs already: a model its pod no longer gives (a ConfigMap deleted while the
             # agent was down) does not stop it; it runs on until it is stopped.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -374,10 +375,21 @@ def _validate_ips(status: dict[str, Any], key: str) -> list[FieldError]:
     return errs
 
 
-@lru_cache(maxsize=4096)
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}")
+"""The dotted quads `ipaddress` takes (no leading zeros)."""
+
+
 def _ip_family(text: str) -> int | None:
-    """4 or 6; None for text that is no IP address. Remembered: every status write of a pod
-    carries its IPs and its node's again."""
+    """4 or 6; None for text that is no IP address. A dotted quad is told at once (each pod's
+    IP is new to the memo below)."""
+    return 4 if _IPV4.fullmatch(text) else _parsed_family(text)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_family(text: str) -> int | None:
+    """`_ip_family` by parsing. Remembered: every status write of a pod carries its IPs and
+    its node's again."""
     try:
         return ipaddress.ip_address(text).version
     except ValueError:

@@ -13,6 +13,7 @@ budgets, it clears pods' stale DisruptionTarget conditions (stale_pod_disruption
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from dataclasses import dataclass
@@ -73,10 +74,13 @@ class DisruptionController:
         self._pods: Informer = informers.informer(PODS)
         self._replica_sets: Informer = informers.informer(REPLICA_SETS)
         self._deployments: Informer = informers.informer(DEPLOYMENTS)
+        # When each budget last changed, as the informer delivered it (see _pod_changed).
+        self._changed: dict[str, int] = {}
+        self._changes = itertools.count()
         self._budgets.add_event_handler(
-            on_add=self._enqueue,
-            on_update=lambda old, new: self._enqueue(new),
-            on_delete=self._enqueue,
+            on_add=self._budget_changed,
+            on_update=lambda old, new: self._budget_changed(new),
+            on_delete=self._budget_deleted,
         )
         self._pods.add_event_handler(
             on_add=self._pod_changed,
@@ -99,10 +103,20 @@ class DisruptionController:
     def _enqueue(self, budget: Object) -> None:
         self._queue.add(object_key(budget))
 
+    def _budget_changed(self, budget: Object) -> None:
+        self._changed[object_key(budget)] = next(self._changes)
+        self._enqueue(budget)
+
+    def _budget_deleted(self, budget: Object) -> None:
+        self._changed.pop(object_key(budget), None)
+        self._enqueue(budget)
+
     def _pod_changed(self, pod: Object) -> None:
-        """Sync the pod's budget; of several, only the first found (getPdbForPod), so the
-        others' status follows the pod only when they are synced for another reason."""
-        budgets = self._budgets_for(pod)
+        """Sync the pod's budget; of several, only one (getPdbForPod), so the others' status
+        follows the pod only when they are synced for another reason. v1.32 takes the first its
+        lister returns, in Go's random map order; here the one changed longest ago, so that as
+        the pod changes each budget has its turn, deterministically."""
+        budgets = sorted(self._budgets_for(pod), key=lambda b: self._changed.get(object_key(b), -1))
         if len(budgets) > 1:
             m = pod["metadata"]
             self._recorder.event(

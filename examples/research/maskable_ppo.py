@@ -20,11 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sb3_contrib import MaskablePPO
 
 from pinnace.gym.env import NodePlacementEnv, scenario_of
 from pinnace.gym.evaluate import BASELINES, evaluate, render
 from pinnace.gym.rewards import weights
+
+try:
+    from sb3_contrib import MaskablePPO
+except ImportError:
+    raise SystemExit(
+        "maskable_ppo.py needs torch, stable-baselines3 and sb3-contrib: pip install 'pinnace[rl]'"
+    ) from None
 
 SCENARIO = Path(__file__).with_name("usage.yaml")
 REWARD = {"packing": 1.0, "pending": 0.01}

@@ -76,17 +76,34 @@ def train(
     return table, returns
 
 
+def progress(returns: list[float], count: int = 5) -> str:
+    """The mean return of the first and of the last `count` episodes (fewer if fewer ran)."""
+    count = min(count, len(returns))
+    first, last = np.mean(returns[:count]), np.mean(returns[-count:])
+    if count == 1:
+        return f"returns: first episode {first:.2f}, last {last:.2f}"
+    return f"returns: first {count} episodes {first:.2f}, last {count} {last:.2f}"
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default=str(SCENARIO))
-    parser.add_argument("--episodes", type=int, default=30, help="training episodes (30)")
-    parser.add_argument("--evaluate", type=int, default=3, help="evaluation episodes (3)")
+    parser.add_argument("--episodes", type=positive, default=30, help="training episodes (30)")
+    parser.add_argument("--evaluate", type=positive, default=3, help="evaluation episodes (3)")
     parser.add_argument("--save", default="qlearning_placement.npy", help="where to save the table")
     args = parser.parse_args()
     table, returns = train(args.scenario, args.episodes)
     table.save(args.save)
-    first, last = np.mean(returns[:5]), np.mean(returns[-5:])
-    print(f"returns: first 5 episodes {first:.2f}, last 5 {last:.2f}")
+    print(progress(returns))
+    print(f"saved the table to {args.save}")
     # Evaluated on seeds it never trained on.
     results = evaluate(
         scenario_of(args.scenario),

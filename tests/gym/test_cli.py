@@ -133,3 +133,30 @@ def test_the_default_baseline_schedules_with_the_scenarios_configuration() -> No
     assert packed.decisions == spread.decisions == [16]
     assert packed.components["packing"] == [-2.0]  # 16 pods of 500m: two nodes of 4 cpu
     assert spread.components["packing"] == [-4.0]
+
+
+def test_evaluate_counts_a_policys_actions_outside_the_mask(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A policy naming a row past the nodes places nothing: the table says why."""
+    (tmp_path / "wrongpolicies.py").write_text(
+        "def past_the_end(observation, info):\n    return 99\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["gym", "evaluate", str(small), "--policy", "default"]
+    assert main([*argv, "--policy", "wrongpolicies:past_the_end"]) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows["pods"][0] == "placed" and int(rows["pods"][1]) > 0 and rows["pods"][2] == "0"
+    assert rows["invalid"][0] == "actions" and rows["invalid"][1] == "0"
+    assert int(rows["invalid"][2]) > 0
+    assert main([*argv, "--json", "--policy", "wrongpolicies:past_the_end"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert results["default"]["invalidActions"]["mean"] == 0
+    assert results["wrongpolicies:past_the_end"]["invalidActions"]["mean"] > 0
+
+
+def test_evaluate_shows_no_invalid_actions_row_when_every_action_is_feasible(
+    small: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["gym", "evaluate", str(small), "--policy", "random"]) == 0
+    assert "invalid actions" not in capsys.readouterr().out

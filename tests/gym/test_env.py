@@ -64,6 +64,18 @@ def test_registered_on_import_and_passes_the_checker() -> None:
         env.close()
 
 
+def test_a_made_environment_s_mask_is_reached_as_documented() -> None:
+    """gymnasium.make wraps the environment, and its wrappers forward no method:
+    `action_masks` is reached through `unwrapped` or `get_wrapper_attr`."""
+    env = gymnasium.make(pinnace.gym.ENV_ID, scenario=random_cluster(4))
+    try:
+        _, info = env.reset(seed=1)
+        assert np.array_equal(env.unwrapped.action_masks(), info["action_mask"])  # type: ignore[attr-defined]
+        assert np.array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"])
+    finally:
+        env.close()
+
+
 def run_episode(env: NodePlacementEnv, seed: int) -> list[Any]:
     """Observations, rewards and masks of an episode placing each pod on its first feasible
     node."""

@@ -6,6 +6,9 @@ test extra)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 from tests.gym.scenarios import pod_template, scenario
 from tests.support import SimulatedCluster
 
@@ -134,3 +138,32 @@ def test_without_the_rl_extra_maskable_ppo_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # its import fails
     with pytest.raises(ConfigError, match=r"pip install 'pinnace\[rl\]'"):
         build_profiles(parse(config("{model: m.zip, kind: maskable-ppo}")), print)
+
+
+def test_a_scenario_finds_its_model_beside_it_from_any_working_directory(tmp_path: Path) -> None:
+    """`policy.model: table.npy` beside the scenario file, as its policy module would be: the
+    simulation runs from another directory, where no table.npy is."""
+    QTable().save(tmp_path / "table.npy")
+    schedule = yaml.safe_load(config("{model: table.npy, kind: q-table}"))
+    pool = {"name": "pool", "count": 2, "capacity": {"cpu": "2", "memory": "4Gi"}}
+    workload = {
+        "name": "web",
+        "template": pod_template("500m", "512Mi"),
+        "arrivals": {"poisson": {"ratePerMinute": 30}},
+        "runTime": {"exponential": {"mean": "1m"}},
+    }
+    document = scenario([pool], [workload], until="1m")
+    document["spec"]["cluster"]["schedulerConfig"] = schedule
+    file = tmp_path / "scenario.yaml"
+    file.write_text(yaml.safe_dump(document))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", "simulate", str(file), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["pods"]["scheduled"] > 0

@@ -4,6 +4,9 @@ beside the baselines."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -40,3 +43,21 @@ def test_the_first_episodes_learn_and_the_policy_evaluates() -> None:
     (result,) = evaluate(small, [("q", table.policy())], episodes=1, reward=qlearning.REWARD)
     assert result.policy == "q"
     assert result.decisions[0] > 0
+
+
+def test_the_progress_line_counts_the_episodes_that_ran() -> None:
+    progress = example().progress
+    assert progress([-6.0] * 30) == "returns: first 5 episodes -6.00, last 5 -6.00"
+    assert progress([-7.0, -6.0, -5.0]) == "returns: first 3 episodes -6.00, last 3 -6.00"
+    assert progress([-4.0]) == "returns: first episode -4.00, last -4.00"
+
+
+def test_a_run_of_no_episodes_is_refused() -> None:
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--episodes", "0"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert run.returncode == 2
+    assert "argument --episodes: must be at least 1, not 0" in run.stderr

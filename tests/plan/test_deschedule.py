@@ -6,37 +6,36 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from tests.plan.manifests import deployment, pool, snapshot
 
+from pinnace.cli.main import main
 from pinnace.descheduler.policy import parse
 from pinnace.plan import Snapshot
 from pinnace.plan.cluster import new_node
 from pinnace.plan.deschedule import deschedule
 
-POLICY = parse(
-    yaml.safe_dump(
+POLICY_DOCUMENT = {
+    "apiVersion": "descheduler/v1alpha2",
+    "kind": "DeschedulerPolicy",
+    "profiles": [
         {
-            "apiVersion": "descheduler/v1alpha2",
-            "kind": "DeschedulerPolicy",
-            "profiles": [
+            "name": "balance",
+            "pluginConfig": [
                 {
-                    "name": "balance",
-                    "pluginConfig": [
-                        {
-                            "name": "LowNodeUtilization",
-                            "args": {
-                                "thresholds": {"cpu": 10, "memory": 10},
-                                "targetThresholds": {"cpu": 20, "memory": 20},
-                            },
-                        }
-                    ],
-                    "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}},
+                    "name": "LowNodeUtilization",
+                    "args": {
+                        "thresholds": {"cpu": 10, "memory": 10},
+                        "targetThresholds": {"cpu": 20, "memory": 20},
+                    },
                 }
             ],
+            "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}},
         }
-    )
-)
+    ],
+}
+POLICY = parse(yaml.safe_dump(POLICY_DOCUMENT))
 
 
 def _cluster(tmp_path: Path, cpu: str, **spec: Any) -> Snapshot:
@@ -69,3 +68,22 @@ def test_pods_that_can_only_come_back_are_evicted_for_nothing(tmp_path: Path) ->
     assert len(plan["evictions"]) == 3  # from 50 % of the CPU down to 12.5 %
     assert all(e["sameNode"] for e in plan["evictions"])
     assert plan["summary"]["backOnSameNode"] == 3
+
+
+def test_the_documented_example_holds_back_the_daemonset_pods_in_upstream_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/planning.md's cluster.yaml and policy: the evictor's reason for the DaemonSet pods
+    is the descheduler's own."""
+    docs = (Path(__file__).parents[2] / "docs" / "planning.md").read_text()
+    example = docs.partition("`cluster.yaml`")[2].partition("```yaml\n")[2].partition("```")[0]
+    (tmp_path / "cluster.yaml").write_text(example)
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(POLICY_DOCUMENT))
+    argv = ["plan", "deschedule", "--policy", str(tmp_path / "policy.yaml")]
+    assert main([*argv, "--cluster", str(tmp_path / "cluster.yaml")]) == 0
+    held = (
+        "Held back by the evictor: 3 (pod is related to daemonset and descheduler is not "
+        "configured with evictDaemonSetPods)."
+    )
+    assert held in capsys.readouterr().out.splitlines()
+    assert held in docs

@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from tests.plan.manifests import deployment, job, pod, pool, snapshot
 
 from pinnace.api import catalog
+from pinnace.cli.main import main
 from pinnace.controllers.controller_utils import controller_ref
 from pinnace.plan import PlanError
 from pinnace.plan.failure import PODS, _load, _scenario, _settle, failure
@@ -113,3 +115,30 @@ def test_the_loaded_cluster_runs_the_snapshots_pods_each_controlled_by_its_owner
     assert owned(pods) == owned(cluster.pods)
     assert all(controller_ref(p)["uid"] in owners for p in pods)
     assert all(p["status"]["phase"] == "Running" for p in pods)
+
+
+def test_with_several_trials_the_tables_say_they_are_the_first_trial_s(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "sim.pinnace.dev/v1alpha1",
+                "kind": "Scenario",
+                "metadata": {"name": "trials"},
+                "spec": {
+                    "cluster": {"nodePools": [pool("general", 3)]},
+                    "objects": [deployment("web", 2, "1")],
+                },
+            }
+        )
+    )
+    argv = ["plan", "failure", "--cluster", str(tmp_path / "cluster.yaml"), "--random", "1"]
+    assert main([*argv, "--trials", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Nodes after (first trial)" in lines
+    assert "Fragmentation of the free capacity, per workload shape (first trial)" in lines
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Nodes after" in lines
+    assert "Fragmentation of the free capacity, per workload shape" in lines

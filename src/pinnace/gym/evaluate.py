@@ -75,13 +75,14 @@ def target_load_packing() -> SchedulerConfiguration:
 
 @dataclass(frozen=True)
 class Result:
-    """A policy's episodes: each component's sum per episode, the weighted totals, and the
-    pods each episode placed."""
+    """A policy's episodes: each component's sum per episode, the weighted totals, the pods
+    each episode placed and the actions outside the mask each episode took."""
 
     policy: str
     components: dict[str, list[float]]
     totals: list[float]
     decisions: list[int]
+    invalid: list[int]
 
 
 def evaluate(
@@ -102,13 +103,15 @@ def evaluate(
         sums: dict[str, list[float]] = {name: [] for name in rewards.COMPONENTS}
         totals: list[float] = []
         decisions: list[int] = []
+        invalid: list[int] = []
         for episode_seed in range(seed, seed + episodes):
-            components, placed = _run(scenario, policy, episode_seed, weights, features)
+            components, placed, refused = _run(scenario, policy, episode_seed, weights, features)
             for name in rewards.COMPONENTS:
                 sums[name].append(components.get(name, 0.0))
             totals.append(rewards.total(components, weights))
             decisions.append(placed)
-        results.append(Result(label, sums, totals, decisions))
+            invalid.append(refused)
+        results.append(Result(label, sums, totals, decisions, invalid))
     return results
 
 
@@ -118,7 +121,8 @@ def _run(
     seed: int,
     weights: Mapping[str, float],
     features: str,
-) -> tuple[dict[str, float], int]:
+) -> tuple[dict[str, float], int, int]:
+    """The episode's component sums, the pods it placed and its actions outside the mask."""
     configuration = {
         DEFAULT: scenario.cluster.scheduler_config,
         MOST_ALLOCATED: most_allocated,
@@ -138,7 +142,7 @@ def _run(
         )
         try:
             episode.advance()
-            return dict(episode.totals), episode.decisions
+            return dict(episode.totals), episode.decisions, 0
         finally:
             episode.close()
     if isinstance(policy, tuple):
@@ -148,11 +152,12 @@ def _run(
     env = NodePlacementEnv(scenario, reward=dict(weights), features=features, all_components=True)
     try:
         observation, info = env.reset(seed=seed)
-        over = False
+        over, invalid = False, 0
         while not over:
             observation, _, _, over, info = env.step(act(observation, info))
+            invalid += info["invalid_action"]
         assert env.episode is not None
-        return dict(env.episode.totals), env.episode.decisions
+        return dict(env.episode.totals), env.episode.decisions, invalid
     finally:
         env.close()
 
@@ -186,6 +191,7 @@ def as_json(results: Sequence[Result]) -> str:
                 "components": {name: _stats(values) for name, values in r.components.items()},
                 "total": _stats(r.totals),
                 "podsPlaced": _stats([float(d) for d in r.decisions]),
+                "invalidActions": _stats([float(n) for n in r.invalid]),
             }
             for r in results
         }
@@ -193,13 +199,16 @@ def as_json(results: Sequence[Result]) -> str:
 
 
 def render(results: Sequence[Result], weights: Mapping[str, float]) -> str:
-    """A table: one row per component, the total and the pods placed; one column per
-    policy; mean ± standard deviation over the episodes."""
+    """A table: one row per component, the total, the pods placed and, when a policy chose
+    nodes outside the mask, those invalid actions; one column per policy; mean ± standard
+    deviation over the episodes."""
     chosen = " + ".join(f"{w:g}×{name}" for name, w in weights.items())
     header = ["", *(r.policy for r in results)]
     rows = [[name, *(_cell(r.components[name]) for r in results)] for name in rewards.COMPONENTS]
     rows.append([f"total ({chosen})", *(_cell(r.totals) for r in results)])
     rows.append(["pods placed", *(_cell([float(d) for d in r.decisions]) for r in results)])
+    if any(any(r.invalid) for r in results):
+        rows.append(["invalid actions", *(_cell([float(n) for n in r.invalid]) for r in results)])
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = []
     for row in [header, *rows]:

@@ -586,8 +586,9 @@ def _tables(doc: Mapping[str, Any]) -> list[Table]:
         ],
     )
     first = doc["trials"][0]
+    first_trial = " (first trial)" if len(doc["trials"]) > 1 else ""
     pending = Table(
-        "Pods left pending" + (" (first trial)" if len(doc["trials"]) > 1 else ""),
+        "Pods left pending" + first_trial,
         ["POD", "WORKLOAD", "REASON"],
         [[p["pod"], p["workload"], p["message"]] for p in first["pending"]],
     )
@@ -603,8 +604,8 @@ def _tables(doc: Mapping[str, Any]) -> list[Table]:
         trials,
         pending,
         budgets,
-        report.node_table(doc, "Nodes after"),
-        report.fragmentation_table(doc),
+        report.node_table(doc, "Nodes after" + first_trial),
+        report.fragmentation_table(doc, first_trial),
     ]
 
 

@@ -151,10 +151,11 @@ def node_table(doc: Mapping[str, Any], title: str = "Nodes after the plan") -> T
     return Table(title, ["NODE", "POOL", *(f"{r.upper()} REQ/ALLOC" for r in SHOWN)], rows)
 
 
-def fragmentation_table(doc: Mapping[str, Any]) -> Table:
+def fragmentation_table(doc: Mapping[str, Any], when: str = "") -> Table:
+    """The fragmentation table; `when` says of which moment, if not the plan's end."""
     rows = fragments.summary_rows(doc["fragmentation"])
     head = ["SCOPE", "SHAPE", "FITS", "LARGEST MULTIPLE", "UNUSABLE CPU", "UNUSABLE MEMORY"]
-    return Table("Fragmentation of the free capacity, per workload shape", head, rows)
+    return Table(f"Fragmentation of the free capacity, per workload shape{when}", head, rows)
 
 
 def _requested(doc: Mapping[str, Any]) -> go.Figure:

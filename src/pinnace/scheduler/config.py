@@ -29,7 +29,7 @@ from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
 from pinnace.scheduler.plugins.load_variation_risk_balancing import LoadVariationRiskBalancing
-from pinnace.scheduler.plugins.policy import PolicyPick, PolicyScore
+from pinnace.scheduler.plugins.policy import PolicyPick, PolicyScore, model_beside
 from pinnace.scheduler.plugins.target_load_packing import TargetLoadPacking
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME
 from pinnace.scheduler.profile import Profile
@@ -305,6 +305,11 @@ def build_profiles(config: SchedulerConfiguration, bind: Bind) -> list[Profile]:
     """One `Profile` per configured profile; `bind` is the DefaultBinder's callback."""
     if config.plugin_dir and config.plugin_dir not in sys.path:
         sys.path.insert(0, config.plugin_dir)  # the user's plugins may import their siblings
+    for profile in config.profiles:
+        for name in (PolicyScore.name, PolicyPick.name):
+            if name in profile.plugin_config:
+                args = profile.plugin_config[name]
+                profile.plugin_config[name] = model_beside(args, config.plugin_dir)
     profiles = [_build(p, bind) for p in config.profiles]
     _check_usage_windows(config, profiles)
     sorts = {type(p.queue_sort) for p in profiles}

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -148,6 +149,23 @@ def load_learned(spec: Mapping[str, Any]) -> LearnedPolicy:
     loader: Callable[..., Any] = load_policy(MODEL_LOADER)
     model: LearnedPolicy = loader(spec)
     return model
+
+
+def model_beside(args: dict[str, Any], directory: str) -> dict[str, Any]:
+    """`args` with a relative `policy.model` taken beside the configuration file, in
+    `directory`, when the file is there: as a policy module beside it is found first, so a
+    configuration and its model run from any working directory (else the working
+    directory's)."""
+    policy = args.get("policy")
+    if not directory or not isinstance(policy, Mapping):
+        return args
+    model = policy.get("model")
+    if not isinstance(model, str) or not model or os.path.isabs(model):
+        return args
+    beside = os.path.join(directory, model)
+    if not os.path.exists(beside):
+        return args
+    return {**args, "policy": {**policy, "model": beside}}
 
 
 class PolicyScore:

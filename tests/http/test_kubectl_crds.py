@@ -310,3 +310,58 @@ def test_field_selectors_on_a_crds_selectable_fields(cluster: Cluster) -> None:
         ("DELETED", "a"),
         ("ADDED", "b"),
     ]
+
+
+TYPED_COLUMNS = r"""
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.typed.example.com
+spec:
+  group: typed.example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+      additionalPrinterColumns:
+        - {name: Count, type: integer, jsonPath: .spec.count}
+        - {name: Ratio, type: number, jsonPath: .spec.ratio}
+        - {name: Enabled, type: boolean, jsonPath: .spec.enabled}
+        - {name: Tags, type: string, jsonPath: ".spec.tags[*]"}
+        - {name: Seen, type: date, jsonPath: .spec.seen}
+"""
+
+
+def test_printer_columns_show_only_values_of_their_declared_type(cluster: Cluster) -> None:
+    """cellForJSONValue: a value of another JSON type leaves the cell empty, a float in an
+    integer column is truncated, a date that does not parse is `<invalid>`, and a JSONPath that
+    selects several values shows the first."""
+    cluster.ok("apply", "-f", "-", stdin=TYPED_COLUMNS)
+    cluster.ok("wait", "--for", "condition=established", "crd/gizmos.typed.example.com")
+    gizmos = {
+        "well-typed": '{"count": 2.7, "ratio": 3, "enabled": true, "tags": ["a", "b"],'
+        ' "seen": "2020-01-01T00:00:00Z"}',
+        "mistyped": '{"count": "two", "ratio": "x", "enabled": "yes", "tags": [7],'
+        ' "seen": "yesterday"}',
+    }
+    for name, spec in gizmos.items():
+        body = {"apiVersion": "typed.example.com/v1", "kind": "Gizmo", "metadata": {"name": name}}
+        cluster.ok("create", "-f", "-", stdin=json.dumps({**body, "spec": json.loads(spec)}))
+    table = cluster.ok("get", "gizmos.typed.example.com", "--sort-by=.metadata.name")
+    header, *rows = table.splitlines()
+    starts = [match.start() for match in re.finditer(r"\S+", header)]
+    cells = [
+        [row[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
+        for row in rows
+    ]
+    assert header.split() == ["NAME", "COUNT", "RATIO", "ENABLED", "TAGS", "SEEN"]
+    assert cells[0] == ["mistyped", "", "", "", "7", "<invalid>"]
+    assert cells[1][:5] == ["well-typed", "2", "3", "true", "a"]
+    assert re.fullmatch(r"\d+y\d*d?", cells[1][5])

@@ -25,7 +25,7 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind, ScaleReader, ScaleWriter
 from pinnace.api.meta import validate_generic_object_meta, validate_generic_object_meta_update
 from pinnace.api.objects import Object, meta
-from pinnace.api.tables.age import since
+from pinnace.api.tables.age import since, timestamp
 from pinnace.api.tables.columns import Cell, Column, Printer, Row, name_column, name_of
 from pinnace.api.validation import is_int, validate_nonnegative
 from pinnace.api.versions import ServedVersion
@@ -285,27 +285,43 @@ def printer(columns: Any) -> Printer:
             for c in specs
         ),
     )
-    paths = [(str(c.get("jsonPath", "")), c.get("type")) for c in specs]
+    paths = [(str(c.get("jsonPath", "")), c.get("type", "string")) for c in specs]
 
     def row(obj: Object, now: float) -> Row:
         cells: list[Cell] = [name_of(obj)]
         for path, kind in paths:
             found = find(obj, path)
-            if not found:
-                cells.append(None)
-            elif kind == "date":
-                cells.append(since(found[0], now))
-            elif len(found) == 1 and isinstance(found[0], (str, int, bool)):
-                cells.append(found[0])
-            else:
-                cells.append(",".join(_text(v) for v in found))
+            cells.append(_cell(kind, found[0], now) if found else None)
         return Row(cells)
 
     return Printer(definitions, row)
 
 
+def _cell(kind: Any, value: Any, now: float) -> Cell:
+    """The cell of a column's first value as its declared type admits it (cellForJSONValue): a
+    value of another JSON type is left empty, a date that does not parse is `<invalid>`."""
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "string":
+        return value if isinstance(value, str) else _text(value)
+    if kind == "integer":
+        return int(value) if is_number else None
+    if kind == "number":
+        return float(value) if is_number else None
+    if kind == "boolean":
+        return value if isinstance(value, bool) else None
+    if kind == "date" and isinstance(value, str):
+        return since(value, now) if value == "" or timestamp(value) is not None else "<invalid>"
+    return None
+
+
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    """A non-string value as client-go's JSONPath prints it: Go's %v for a scalar, JSON (keys
+    sorted) for an object or list."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return str(value)
 
 
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\*)\]|\[\?\(@\.([\w.]+)\s*==\s*['\"]([^'\"]*)['\"]\)\]")

@@ -15,7 +15,7 @@ from pinnace.api.objects import Object
 from pinnace.api.openapi.modeldocs import field_description
 from pinnace.api.tables.age import since
 
-Cell = str | int | bool | None
+Cell = str | int | float | bool | None
 
 
 @dataclass(frozen=True)

@@ -87,3 +87,20 @@ def test_groups_kept_change_by_change_equal_the_pods_grouped_afresh(seed: int) -
             pods[key] = _pod(rng, key)
             groups.changed(key, old, pods[key])
         assert _kept(groups) == _afresh(pods), f"step {step}"
+
+
+def test_a_status_write_that_leaves_the_group_alone_refiles_readiness() -> None:
+    groups = ActivePodGroups()
+    meta = {"name": "p", "namespace": "default", "labels": {"app": "x"}}
+
+    def pod(ready: str) -> Object:
+        condition = {"type": "Ready", "status": ready, "lastTransitionTime": "2025-01-01T00:00:00Z"}
+        return {"metadata": meta, "status": {"phase": "Running", "conditions": [condition]}}
+
+    groups.changed("default/p", None, pod("False"))
+    groups.changed("default/p", pod("False"), pod("True"))
+    (group,) = groups.groups("", "default")
+    assert list(group.pods) == ["default/p"] and list(group.ready) == ["default/p"]
+    groups.changed("default/p", pod("True"), pod("False"))
+    (group,) = groups.groups("", "default")
+    assert list(group.pods) == ["default/p"] and not group.ready

@@ -167,24 +167,37 @@ class ActivePodGroups:
         return list(self._groups.get(uid, {}).get(namespace, {}).values())
 
     def changed(self, key: str, old: Object | None, new: Object | None) -> None:
-        """An informer listener: the pod of `key` went from `old` to `new`."""
+        """An informer listener: the pod of `key` went from `old` to `new`. A pod that stays in
+        its group (most updates: status writes) only has its readiness refiled; the groups'
+        readers count their pods, so no order among them is kept."""
+        if new is None or not is_pod_active(new):
+            self._drop(key)
+            return
+        meta = new["metadata"]
+        labels = meta.get("labels") or {}
+        filing = (
+            _controller_uid(new)[0],
+            meta.get("namespace") or "",
+            tuple(sorted(labels.items())),
+        )
+        uid, namespace, sorted_labels = filing
+        if self._filed.get(key) != filing:
+            self._drop(key)
+            by_labels = self._groups.setdefault(uid, {}).setdefault(namespace, {})
+            if sorted_labels not in by_labels:
+                by_labels[sorted_labels] = PodGroup(namespace, dict(labels))
+            by_labels[sorted_labels].pods[key] = None
+            self._filed[key] = filing
+        group = self._groups[uid][namespace][sorted_labels]
+        if is_pod_ready(new):
+            group.ready[key] = ready_since(new)
+        else:
+            group.ready.pop(key, None)
+
+    def _drop(self, key: str) -> None:
         where = self._filed.pop(key, None)
         if where is not None:
             self._unfile(key, *where)
-        if new is None or not is_pod_active(new):
-            return
-        meta = new["metadata"]
-        uid, namespace = _controller_uid(new)[0], meta.get("namespace") or ""
-        labels = meta.get("labels") or {}
-        sorted_labels = tuple(sorted(labels.items()))
-        by_labels = self._groups.setdefault(uid, {}).setdefault(namespace, {})
-        group = by_labels.get(sorted_labels)
-        if group is None:
-            group = by_labels[sorted_labels] = PodGroup(namespace, dict(labels))
-        group.pods[key] = None
-        if is_pod_ready(new):
-            group.ready[key] = ready_since(new)
-        self._filed[key] = (uid, namespace, sorted_labels)
 
     def _unfile(self, key: str, uid: str, namespace: str, labels: Labels) -> None:
         namespaces = self._groups[uid]

@@ -172,6 +172,11 @@ class SchedulerService:
         """The pods' usage per workload, when a plugin reads forecasts."""
         self._connect_usage()
         self._wake = asyncio.Event()
+        self._waiting = False
+        """Whether the loop sleeps in `_wait_for_work` (else it looks at the queue again before
+        it does: an informer event need not wake it)."""
+        self._waiting_until: float | None = None
+        """The queue's `next_due` the loop sleeps until (None: until woken)."""
         self._tasks = HeldTasks()
         """Bindings under way."""
         self._running: asyncio.Task[None] | None = None
@@ -195,10 +200,8 @@ class SchedulerService:
             if self.core.table.usage_window:
                 sampling = self.clock.loop.create_task(self._sample_usage_forever())
             while True:
-                self._wake.clear()
                 await self._schedule_pending()
-                if not self._wake.is_set():
-                    await self._wait_for_work()
+                await self._wait_for_work()
         finally:
             await cancel_and_wait([recording] if sampling is None else [recording, sampling])
             await self.factory.stop()
@@ -206,14 +209,32 @@ class SchedulerService:
                 task.cancel()
 
     async def _wait_for_work(self) -> None:
-        """Until an informer event, or until the queue has a pod whose wait is over."""
-        due = self.core.queue.next_due()
-        if due is None:
-            await self._wake.wait()
-            return
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout_at(self.clock.loop_time(due)):
+        """Until the queue has a pod to try: one an event put in activeQ (`_nudge`), or one
+        whose wait is over."""
+        self._wake.clear()
+        self._waiting, self._waiting_until = True, self.core.queue.next_due()
+        try:
+            if self._waiting_until is None:
                 await self._wake.wait()
+                return
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout_at(self.clock.loop_time(self._waiting_until)):
+                    await self._wake.wait()
+        finally:
+            self._waiting = False
+
+    def _nudge(self) -> None:
+        """After an event reached the queue: wake the sleeping loop if it has a pod to try
+        now, or one to try before the loop would look. Most events (a bind's echo, a
+        kubelet's status write) give it neither."""
+        if not self._waiting:
+            return
+        queue = self.core.queue
+        if not queue.has_active():
+            due = queue.next_due()
+            if due is None or (self._waiting_until is not None and due >= self._waiting_until):
+                return
+        self._wake.set()
 
     async def _schedule_pending(self) -> None:
         cycles = 0
@@ -233,27 +254,27 @@ class SchedulerService:
 
     def _pod_added(self, pod: Object) -> None:
         self.core.add_pod(pod)
-        self._wake.set()
+        self._nudge()
 
     def _pod_updated(self, old: Object, new: Object) -> None:
         self.core.update_pod(old, new)
-        self._wake.set()
+        self._nudge()
 
     def _pod_deleted(self, pod: Object) -> None:
         self.core.delete_pod(pod)
-        self._wake.set()
+        self._nudge()
 
     def _node_added(self, node: Object) -> None:
         self.core.add_node(node)
-        self._wake.set()
+        self._nudge()
 
     def _node_updated(self, old: Object, new: Object) -> None:
         self.core.update_node(old, new)
-        self._wake.set()
+        self._nudge()
 
     def _node_deleted(self, node: Object) -> None:
         self.core.delete_node(node["metadata"]["name"])
-        self._wake.set()
+        self._nudge()
 
     def _connect_preemption(self, stream: Randomness) -> None:
         """Give each preemption plugin its API side: this adapter carries out its decisions,
@@ -325,7 +346,7 @@ class SchedulerService:
             else:
                 listers.set(resource, obj)
             self.core.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action))
-            self._wake.set()
+            self._nudge()
 
         self.factory.informer(kind).add_event_handler(
             lambda obj: changed(obj, ADD),
@@ -487,7 +508,7 @@ class SchedulerService:
         current = self.pods.get_by_key(pod.key)
         if current is not None and not (current.get("spec") or {}).get("nodeName"):
             self.core.queue.add_after_binding_error(PodInfo.from_pod(current), result.attempts)
-        self._wake.set()
+        self._nudge()
         self._failed(pod, False, message, None)
 
     def _failed(

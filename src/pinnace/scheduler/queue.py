@@ -149,6 +149,10 @@ class SchedulingQueue:
             return queued
         return None
 
+    def has_active(self) -> bool:
+        """Whether activeQ may have a pod for `pop` (an entry gone stale may say so)."""
+        return bool(self._active)
+
     def done(self, key: str) -> None:
         """The pod in flight was scheduled (assumed); the queue forgets it."""
         self._in_flight.pop(key, None)

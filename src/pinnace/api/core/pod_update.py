@@ -30,6 +30,16 @@ SPEC_UPDATE_FORBIDDEN = "pod updates may not change fields other than " + ",".jo
 )
 _SYSTEM_CONDITIONS = ("PodScheduled", "Ready", "Initialized")
 STATUS = Path("status")
+# Built once: every status write of every pod is validated against them.
+_CONDITIONS = Path("metadata", "conditions")  # Kubernetes reports condition types here.
+_NODE_NAME = STATUS.child("nodeName")
+_NOMINATED_NODE_NAME = STATUS.child("nominatedNodeName")
+_QOS_CLASS = STATUS.child("qosClass")
+_STATUS_LISTS = {
+    key: STATUS.child(key)
+    for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+}
+_IP_LISTS = {key: STATUS.child(key) for key in ("podIPs", "hostIPs")}
 
 
 def validate_pod_update(new: Any, old: Any) -> list[FieldError]:
@@ -256,19 +266,17 @@ def validate_pod_status_update(new: Any, old: Any) -> list[FieldError]:
         return errs
     status, old_status = as_dict(new.get("status")), as_dict(old.get("status"))
     spec, old_spec = as_dict(new.get("spec")), as_dict(old.get("spec"))
-    # Kubernetes reports condition types under "metadata", a quirk kept for fidelity.
-    conditions_path = Path("metadata", "conditions")
     for i, condition in dict_items(status.get("conditions")):
         ctype = condition.get("type")
         if ctype in _SYSTEM_CONDITIONS:
             continue
         ctype = ctype if isinstance(ctype, str) else ""
         errs += [
-            field.invalid(conditions_path.index(i).child("Type"), ctype, m)
+            field.invalid(_CONDITIONS.index(i).child("Type"), ctype, m)
             for m in is_qualified_name(ctype)
         ]
     if spec.get("nodeName") != old_spec.get("nodeName"):
-        errs.append(field.forbidden(STATUS.child("nodeName"), "may not be changed directly"))
+        errs.append(field.forbidden(_NODE_NAME, "may not be changed directly"))
     nominated = status.get("nominatedNodeName")
     if (
         nominated
@@ -276,11 +284,11 @@ def validate_pod_status_update(new: Any, old: Any) -> list[FieldError]:
         and isinstance(nominated, str)
     ):
         errs += [
-            field.invalid(STATUS.child("nominatedNodeName"), nominated, m)
+            field.invalid(_NOMINATED_NODE_NAME, nominated, m)
             for m in is_dns1123_subdomain(nominated)
         ]
     errs += validate_immutable(
-        status.get("qosClass", ""), old_status.get("qosClass", ""), STATUS.child("qosClass")
+        status.get("qosClass", ""), old_status.get("qosClass", ""), _QOS_CLASS
     )
     restart = old_spec.get("restartPolicy")
     errs += _validate_state_transitions(status, old_status, "containerStatuses", restart, set())
@@ -301,7 +309,7 @@ def validate_pod_status_update(new: Any, old: Any) -> list[FieldError]:
     if host_ips and status.get("hostIP") != host_ips[0].get("ip"):
         errs.append(
             field.invalid(
-                STATUS.child("hostIPs").index(0).child("ip"),
+                _IP_LISTS["hostIPs"].index(0).child("ip"),
                 host_ips[0].get("ip"),
                 "must be equal to `hostIP`",
             )
@@ -333,7 +341,7 @@ def _validate_state_transitions(
             ):
                 errs.append(
                     field.forbidden(
-                        STATUS.child(key).index(i).child("state"),
+                        _STATUS_LISTS[key].index(i).child("state"),
                         "may not be transitioned to non-terminated state",
                     )
                 )
@@ -341,7 +349,7 @@ def _validate_state_transitions(
 
 
 def _validate_ips(status: dict[str, Any], key: str) -> list[FieldError]:
-    path = STATUS.child(key)
+    path = _IP_LISTS[key]
     entries = [(i, e) for i, e in dict_items(status.get(key))]
     errs: list[FieldError] = []
     families = []

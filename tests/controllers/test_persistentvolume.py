@@ -258,8 +258,8 @@ def test_the_scheduler_waits_for_claims_and_provisions_on_its_node() -> None:
 
 
 def test_the_kubelet_mounts_a_claim_once_it_is_bound() -> None:
-    """A pod on a node whose claim is not bound stays ContainerCreating; after
-    podAttachAndMountTimeout the kubelet says which volumes it could not process; once the
+    """A pod on a node whose claim is not bound stays ContainerCreating, without a FailedMount
+    event past podAttachAndMountTimeout (v1.32 records none for that wait's timeout); once the
     claim is bound the pod runs."""
     cluster = Workloads(nodes=1)
     try:
@@ -276,10 +276,8 @@ def test_the_kubelet_mounts_a_claim_once_it_is_bound() -> None:
         create(cluster, PVCS, claim("data", storageClassName=""))
         cluster.settle(130)
         assert cluster.get(PODS, "user")["status"]["phase"] == "Pending"
-        assert cluster.events("FailedMount") == [
-            "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], "
-            "failed to process volumes=[data]: context deadline exceeded"
-        ]
+        # v1.32 records nothing when the kubelet's 2 min 3 s wait for the volumes times out
+        assert cluster.events("FailedMount") == []
         create(cluster, PVS, volume("pv1", "1Gi", storageClassName=""))
         cluster.settle(5)
         assert cluster.get(PODS, "user")["status"]["phase"] == "Running"

@@ -23,9 +23,9 @@ the container's environment (`mount_sub_path`, with the kubelet's errors).
 
 A persistentVolumeClaim volume waits for its claim to be bound (the volume manager's
 populator cannot take it before: the claim is missing, being deleted or not bound); the pod
-stays in ContainerCreating, and when a sync has waited podAttachAndMountTimeout (2 min 3 s) for
-it the kubelet records `Unable to attach or mount volumes: unmounted volumes=[data], unattached
-volumes=[], failed to process volumes=[data]: context deadline exceeded`. Once bound it mounts
+stays in ContainerCreating, with no event from the kubelet: v1.32's syncPod records "Unable to
+attach or mount volumes" only for an error that is not its wait's timeout
+(`!wait.Interrupted(err)`), so a claim never bound says nothing. Once bound it mounts
 as an empty directory the pod's containers write into, as an emptyDir (below); what they wrote
 goes with the pod.
 
@@ -70,8 +70,6 @@ _MODELLED = (
     "ephemeral",
     "emptyDir",
 )
-ATTACH_AND_MOUNT_TIMEOUT = 123.0
-"""podAttachAndMountTimeout: 2 min 3 s, how long a sync waits for the volumes."""
 
 
 class Unprocessed(str):

@@ -119,7 +119,6 @@ from pinnace.kubelet.runtime import (
 from pinnace.kubelet.shell import ShellContext, WebGet
 from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
 from pinnace.kubelet.volumes import (
-    ATTACH_AND_MOUNT_TIMEOUT,
     FAILED_MOUNT,
     PodVolumes,
     TokenSource,
@@ -314,7 +313,6 @@ class PodWorker:
         "_mount_backoff",
         "_mount_failures",
         "_mount_retry",
-        "_mount_wait",
         "_packed",
         "_recorded_phase",
         "_timer",
@@ -403,7 +401,6 @@ class PodWorker:
         self.source_names = _SOURCE_NAMES(frozenset(names)) if names else _NO_NAMES
         """The ConfigMaps and Secrets its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()
-        self._mount_wait: Timer | None = None
         self._mount_backoff: MountBackoff | None = None
         self._mount_retry: Timer | None = None
         """Set while claim volumes wait: when the sync's wait for them times out."""
@@ -801,12 +798,6 @@ class PodWorker:
                 backoff.failed(volume, now)
             backoff.forget(v for v in self.volumes.files if v not in waiting and v not in failures)
             self._retry_mount_at(backoff.next_try())
-        if self.volumes.unprocessed:
-            if self._mount_wait is None:
-                self._wait_for_claims()
-        elif self._mount_wait is not None:
-            self._mount_wait.cancel()
-            self._mount_wait = None
         return self.volumes.mounted
 
     def _retry_mount_at(self, when: float | None) -> None:
@@ -829,24 +820,6 @@ class PodWorker:
             if message not in self._mount_failures:
                 self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
         self._mount_failures = failures
-
-    def _wait_for_claims(self) -> None:
-        self._mount_wait = self.host.clock.call_later(
-            ATTACH_AND_MOUNT_TIMEOUT, self._guarded, self._mount_timed_out
-        )
-
-    def _mount_timed_out(self) -> None:
-        """WaitForAttachAndMount gave up on the claim volumes: say so, and wait again."""
-        self._mount_wait = None
-        if self.terminating or self.finished or not self.volumes.unprocessed:
-            return
-        names = " ".join(self.volumes.unprocessed)
-        message = (
-            f"Unable to attach or mount volumes: unmounted volumes=[{names}], unattached "
-            f"volumes=[], failed to process volumes=[{names}]: context deadline exceeded"
-        )
-        self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
-        self._wait_for_claims()
 
     def _sync_init_containers(self, wake: list[float], read: _PodReader) -> bool:
         """Run the init containers in order; True once all have succeeded. A sidecar (an init

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pinnace.apiserver.auth.user import REQUESTER, Requester, UserInfo
@@ -56,6 +58,18 @@ def run_pinnace(*args: str, timeout: float = 60.0) -> subprocess.CompletedProces
         capture_output=True,
         text=True,
         timeout=timeout,
+        check=False,
+    )
+
+
+def run_example(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """An example script run as a user runs it (`python examples/...`), with this test run's
+    import path; its output as text."""
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         check=False,
     )
 

@@ -4,14 +4,12 @@ beside the baselines."""
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 from tests.gym.scenarios import pod_template, scenario
+from tests.support import run_example
 
 from pinnace.gym.env import scenario_of
 from pinnace.gym.evaluate import evaluate
@@ -53,11 +51,6 @@ def test_the_progress_line_counts_the_episodes_that_ran() -> None:
 
 
 def test_a_run_of_no_episodes_is_refused() -> None:
-    run = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--episodes", "0"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
+    run = run_example(EXAMPLE, "--episodes", "0")
     assert run.returncode == 2
     assert "argument --episodes: must be at least 1, not 0" in run.stderr

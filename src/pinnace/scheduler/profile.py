@@ -54,9 +54,10 @@ from pinnace.scheduler.plugin_metrics import (
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FilterTrace:
-    """Which plugin rejected which nodes in one Filter run: the feasible mask after each."""
+    """Which plugin rejected which nodes in one Filter run: the feasible mask after each.
+    Read-only (not frozen, as `ScheduleResult`: every cycle makes one)."""
 
     plugins: tuple[FilterPlugin, ...]
     masks: tuple[np.ndarray, ...]
@@ -392,11 +393,12 @@ class Profile:
         return error(f"no bind plugin bound pod {pod.key}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Ranked:
     """Score's outcome over the nodes scored: each one's total is its `scores` entry (which
     may be a cache's vector: read only) plus `offset`; `known_top`, when given, holds the
-    positions of the highest in order. Read it before the node table changes."""
+    positions of the highest in order. Read it before the node table changes. Read-only (not
+    frozen, as `ScheduleResult`: every cycle makes one)."""
 
     scores: np.ndarray
     offset: int

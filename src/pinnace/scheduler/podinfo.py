@@ -186,7 +186,7 @@ def _images(spec: Mapping[str, Any]) -> tuple[str, ...]:
             image = container.get("image") or ""
             normalized = _NORMALIZED_IMAGES.get(image)
             if normalized is None:
-                if len(_NORMALIZED_IMAGES) >= _REQUESTS_CACHE_LIMIT:
+                if len(_NORMALIZED_IMAGES) >= _NORMALIZED_IMAGES_LIMIT:
                     _NORMALIZED_IMAGES.clear()
                 normalized = _NORMALIZED_IMAGES[image] = normalized_image_name(image)
             images.append(normalized)
@@ -195,6 +195,7 @@ def _images(spec: Mapping[str, Any]) -> tuple[str, ...]:
 
 _CONTAINER_GROUPS = ("initContainers", "containers")
 _NORMALIZED_IMAGES: dict[str, str] = {}
+_NORMALIZED_IMAGES_LIMIT = 4096
 
 
 # Pods stamped from one template share their resources; parsing quantities is the costly part

@@ -75,6 +75,14 @@ CASES: list[tuple[str, str, Callable[[Labels, dict[str, Any]], bool]]] = [
         lambda labels, spec: int(labels["shard"]) < 20 and spec.get("nodeName") != "n1",
     ),
     ("app=none", "", lambda labels, spec: False),
+    # Terms on one field, and on several fields among them: every term holds.
+    ("", "spec.nodeName!=n1,spec.nodeName!=n2", lambda labels, spec: spec.get("nodeName") != "n1"),
+    (
+        "",
+        "spec.nodeName=n1,spec.restartPolicy=Always,spec.nodeName!=n2",
+        lambda labels, spec: spec.get("nodeName") == "n1",
+    ),
+    ("", "spec.nodeName=n1,spec.nodeName!=n1", lambda labels, spec: False),
 ]
 
 

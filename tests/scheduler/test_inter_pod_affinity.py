@@ -226,6 +226,37 @@ def test_existing_pod_anti_affinity_is_respected() -> None:
     assert one_node(existing, pod({"security": "S2"})) == ""
 
 
+def test_one_plugin_follows_placed_pods_with_terms_as_they_come_and_go() -> None:
+    """A plugin that skipped pods while no placed pod had terms sees one placed since, and
+    stops seeing it once it is gone (its node's removal included)."""
+    plugin = InterPodAffinity(namespace_labels=NAMESPACES)
+    table = cluster([node("node1", zone="z1"), node("node2", zone="z2")], [])
+    incoming = pod(SECURITY_S1)
+    assert filter_messages(incoming, table, plugin) == ["", ""]
+    assert scores(incoming, table, plugin) is None
+    table.add_pod(pod({"app": "plain"}, node_name="node1"), "node1")
+    assert filter_messages(incoming, table, plugin) == ["", ""]
+    guard = pod(
+        {"service": "securityscan"},
+        {
+            **required(ANTI_AFFINITY, term("zone", expr("security", "In", "S1"))),
+            **preferred(AFFINITY, weighted(5, term("zone", expr("security", "In", "S1")))),
+        },
+        node_name="node1",
+    )
+    table.add_pod(guard, "node1")
+    assert filter_messages(incoming, table, plugin) == [EXISTING_ANTI_AFFINITY, ""]
+    assert scores(incoming, table, plugin) == [100, 0]
+    table.remove_pod(guard.key, "node1")
+    assert filter_messages(incoming, table, plugin) == ["", ""]
+    assert scores(incoming, table, plugin) is None
+    table.add_pod(guard, "node2")
+    assert filter_messages(incoming, table, plugin) == ["", EXISTING_ANTI_AFFINITY]
+    table.remove_node("node2")
+    assert filter_messages(incoming, table, plugin) == [""]
+    assert scores(incoming, table, plugin) is None
+
+
 def test_existing_pod_anti_affinity_on_a_key_the_node_lacks_rejects_nothing() -> None:
     existing = [
         pod(

@@ -93,6 +93,7 @@ def test_counts_from_label_groups_equal_counting_each_pod(seed: int) -> None:
         for i in range(len(table)):
             with_terms = {k: p for k, p in table.pods[i].items() if pod_affinity_terms(p)}
             assert table.pods_with_affinity[i] == with_terms
+        assert table.pods_with_affinity_count == sum(map(len, table.pods_with_affinity))
         for namespace in ("default", "other"):
             for selector in SELECTORS:
                 each = [

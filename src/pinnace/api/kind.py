@@ -5,6 +5,7 @@ Each kind's module builds one `Kind`; `pinnace.api.catalog` collects them all.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,8 +180,10 @@ class Kind:
     resource's additionalPrinterColumns); None for the printer `pinnace.api.tables` keeps
     for it."""
 
-    @property
+    @functools.cached_property
     def api_version(self) -> str:
+        # Worked out once (kept in the instance's dict, which a frozen dataclass's fields
+        # are not): every write's decoding and every Event's reference read it.
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property

@@ -27,18 +27,24 @@ class Filter:
     fields: FieldSelector | None
     required: tuple[tuple[bytes, ...], ...] = ()
     """`required_json(labels)`: an object's text holds one of each."""
-    _field_terms: tuple[tuple[Callable[[Mapping[str, Any]], str], bool, str], ...] = field(
-        init=False, repr=False, compare=False
-    )
-    """The field selector's terms, each with what reads its field: a watch tests every
-    change (and the object it replaced) against them."""
+    _field_terms: tuple[
+        tuple[Callable[[Mapping[str, Any]], str], tuple[tuple[bool, str], ...]], ...
+    ] = field(init=False, repr=False, compare=False)
+    """The field selector's terms by field, in order, each field with what reads it and its
+    terms' (equal, value): a watch tests every change (and the object it replaced) against
+    them, and a field two terms test (the scheduler's status.phase, neither Succeeded nor
+    Failed) is read once."""
 
     def __post_init__(self) -> None:
         terms = self.fields.terms if self.fields is not None else ()
+        by_field: dict[str, list[tuple[bool, str]]] = {}
+        for name, eq, value in terms:
+            by_field.setdefault(name, []).append((eq, value))
         group, kind = self.kind.group, self.kind.kind
         selectable = self.kind.selectable_fields
         compiled = tuple(
-            (field_reader(group, kind, name, selectable), eq, value) for name, eq, value in terms
+            (field_reader(group, kind, name, selectable), tuple(checks))
+            for name, checks in by_field.items()
         )
         object.__setattr__(self, "_field_terms", compiled)
 
@@ -59,9 +65,11 @@ class Filter:
             labels = (obj.get("metadata") or {}).get("labels") or {}
             if not self.labels.matches(labels):
                 return False
-        for read, equal, value in self._field_terms:  # noqa: SIM110 - hot path, no generator
-            if (read(obj) == value) is not equal:
-                return False
+        for read, checks in self._field_terms:  # loops, not generators: a hot path
+            found = read(obj)
+            for equal, value in checks:
+                if (found == value) is not equal:
+                    return False
         return True
 
     def may_match(self, text: bytes) -> bool:

@@ -83,6 +83,13 @@ class HistogramVec:
             series = self.series[labels] = Histogram(self.bounds)
         series.observe(amount)
 
+    def of(self, labels: tuple[str, ...]) -> Histogram:
+        """The series of `labels`, started (empty) the first time it is asked for."""
+        series = self.series.get(labels)
+        if series is None:
+            series = self.series[labels] = Histogram(self.bounds)
+        return series
+
     def family(self, name: str, documentation: str, labels: Sequence[str]) -> HistogramMetricFamily:
         family = HistogramMetricFamily(name, documentation, labels=labels)
         for values, series in self.series.items():

@@ -17,7 +17,8 @@ vectorised operations, and updates one row after each bind instead of rebuilding
   pods, host ports; `image_states` maps each image name to the nodes holding it.
 - `pods_with_affinity`: per node, its pods with inter-pod affinity or anti-affinity terms (as
   NodeInfo.PodsWithAffinity), the only ones InterPodAffinity reads its existing pods' terms
-  from.
+  from; `pods_with_affinity_count` counts them over every row (none, as in most clusters:
+  there are no existing pods' terms to look at).
 - `pods_by_labels`: the pods on the table's nodes not being deleted, by namespace and labels,
   and how many of each are on which node: the pods of a workload share their labels, so the pods
   a selector matches on every node are counted by matching each set of labels once.
@@ -116,6 +117,7 @@ class NodeTable:
         self.taints: list[tuple[Taint, ...]] = []
         self.pods: list[dict[str, PodInfo]] = []
         self.pods_with_affinity: list[dict[str, PodInfo]] = []
+        self.pods_with_affinity_count = 0  # over every row
         self.host_ports: list[dict[HostPort, int]] = []  # port -> pods using it
         self.image_states: dict[str, dict[str, int]] = {}  # image name -> node name -> size
         # namespace -> sorted labels -> (the labels, node name -> pods not being deleted)
@@ -250,6 +252,7 @@ class NodeTable:
         """Drop the node; pods still bound to it wait as orphans until they are removed."""
         i = self.index.pop(name)
         self._set_images(i, name, {})
+        self.pods_with_affinity_count -= len(self.pods_with_affinity[i])
         if self.pods[i]:
             self._orphans[name] = self.pods[i]
             for pod in self.pods[i].values():
@@ -324,6 +327,7 @@ class NodeTable:
         self.pods[i][pod.key] = pod
         if _has_pod_affinity(pod):
             self.pods_with_affinity[i][pod.key] = pod
+            self.pods_with_affinity_count += 1
         self._file_labels(pod, node_name, 1)
         self._by_priority.setdefault(pod.priority, {})[pod.key] = node_name
         ports = self.host_ports[i]
@@ -352,7 +356,8 @@ class NodeTable:
     def _unplace(self, i: int, pod: PodInfo, node_name: str) -> None:
         """Take `pod` off row `i`, whose amounts still count it."""
         del self.pods[i][pod.key]
-        self.pods_with_affinity[i].pop(pod.key, None)
+        if self.pods_with_affinity[i].pop(pod.key, None) is not None:
+            self.pods_with_affinity_count -= 1
         self._unindex(pod)
         self._file_labels(pod, node_name, -1)
         ports = self.host_ports[i]

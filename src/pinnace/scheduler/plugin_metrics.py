@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client.core import HistogramMetricFamily
 
 from pinnace.scheduler.framework import Code, Status
-from pinnace.scheduler.metrics import HistogramVec, exponential_buckets
+from pinnace.scheduler.metrics import Histogram, HistogramVec, exponential_buckets
 
 EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
 PLUGIN_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
@@ -69,6 +69,9 @@ class FrameworkMetrics:
         self.plugins = HistogramVec(PLUGIN_BUCKETS)
         self._timer = PluginTimer(now, self.plugins)
         self._cycles = 0
+        # The extension points' series by (point, code, profile): every cycle observes four or
+        # five, which then spell no label.
+        self._point_series: dict[tuple[str, Code, str], Histogram] = {}
 
     def timer(self) -> PluginTimer | None:
         """The timer for the next cycle's plugins, on one cycle in SAMPLE_EVERY."""
@@ -76,9 +79,12 @@ class FrameworkMetrics:
         return self._timer if self._cycles % SAMPLE_EVERY == 1 else None
 
     def extension_point(self, point: str, status: Status, profile: str, started: float) -> None:
-        self.extension_points.observe(
-            (point, CODE_NAMES[status.code], profile), self.now() - started
-        )
+        key = (point, status.code, profile)
+        series = self._point_series.get(key)
+        if series is None:
+            labels = (point, CODE_NAMES[status.code], profile)
+            series = self._point_series[key] = self.extension_points.of(labels)
+        series.observe(self.now() - started)
 
     def families(self) -> Iterator[HistogramMetricFamily]:
         yield self.extension_points.family(

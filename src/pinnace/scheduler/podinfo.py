@@ -77,12 +77,8 @@ class PodInfo:
             non_zero_memory=non_zero_memory,
             tolerations=pod_tolerations(spec),
             host_ports=pod_host_ports(spec),
-            images=tuple(
-                normalized_image_name(c.get("image") or "")
-                for kind in ("initContainers", "containers")
-                for c in spec.get(kind) or ()
-            ),
-            scheduling_gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
+            images=_images(spec),
+            scheduling_gates=tuple([g.get("name", "") for g in spec.get("schedulingGates") or ()]),
             labels=meta.get("labels") or {},
             claims=tuple(pod_claims(pod)) if spec.get("volumes") else (),
         )
@@ -181,6 +177,27 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+def _images(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """The images of the init then app containers, normalised (a pod's few images are the
+    same few across its workload's pods: each is normalised once)."""
+    images = []
+    for group in _CONTAINER_GROUPS:
+        for container in spec.get(group) or ():
+            image = container.get("image") or ""
+            normalized = _NORMALIZED_IMAGES.get(image)
+            if normalized is None:
+                if len(_NORMALIZED_IMAGES) >= _NORMALIZED_IMAGES_LIMIT:
+                    _NORMALIZED_IMAGES.clear()
+                normalized = _NORMALIZED_IMAGES[image] = normalized_image_name(image)
+            images.append(normalized)
+    return tuple(images)
+
+
+_CONTAINER_GROUPS = ("initContainers", "containers")
+_NORMALIZED_IMAGES: dict[str, str] = {}
+_NORMALIZED_IMAGES_LIMIT = 4096
+
+
 # Pods stamped from one template share their resources; parsing quantities is the costly part
 # of reading a pod, so each distinct resources section is parsed once.
 _REQUESTS_CACHE: dict[bytes, tuple[Mapping[str, int], int, int]] = {}
@@ -189,6 +206,8 @@ _REQUESTS_CACHE_LIMIT = 4096
 
 def _running(status: Mapping[str, Any]) -> list[tuple[Any, Any]]:
     """(name, resources) of the containers the status shows the resources of."""
+    if not status.get("containerStatuses"):
+        return []  # a pending pod's, as every pod the scheduler binds
     return [
         (s.get("name"), s.get("resources"))
         for s in status.get("containerStatuses") or ()

@@ -3,7 +3,7 @@ and the framework's way of running them (kube-scheduler's frameworkImpl, vectori
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence, Set
+from collections.abc import Callable, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,9 +54,10 @@ from pinnace.scheduler.plugin_metrics import (
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FilterTrace:
-    """Which plugin rejected which nodes in one Filter run: the feasible mask after each."""
+    """Which plugin rejected which nodes in one Filter run: the feasible mask after each.
+    Read-only (not frozen, as `ScheduleResult`: every cycle makes one)."""
 
     plugins: tuple[FilterPlugin, ...]
     masks: tuple[np.ndarray, ...]
@@ -127,6 +128,9 @@ class Profile:
             for p, weight in self.score
         )
         self._row_totals = RowCache()
+        # The last `_summed_row_scores`' plugins' row scores, and its key and functions: pods
+        # of one shape get the very same row scores, and so the same sum.
+        self._last_summed: tuple[list[tuple[str, int, RowScores]], Any] = ([], None)
         self.reserve = tuple(p for p in serving("reserve") if isinstance(p, ReservePlugin))
         self.pre_bind = tuple(p for p in serving("pre_bind") if isinstance(p, PreBindPlugin))
         self.bind = tuple(p for p in serving("bind") if isinstance(p, BindPlugin))
@@ -341,6 +345,19 @@ class Profile:
     ) -> tuple[np.ndarray, Hashable]:
         """The weighted sum of row-wise scores over every row (shared, not to be changed), and
         its key in `_row_totals`."""
+        last_by_row, made = self._last_summed
+        if by_row != last_by_row:
+            made = self._row_sum(by_row)
+            self._last_summed = by_row, made
+        key, compute, compute_one = made
+        return self._row_totals.get(table, key, compute, compute_one), key
+
+    @staticmethod
+    def _row_sum(
+        by_row: list[tuple[str, int, RowScores]],
+    ) -> tuple[Hashable, Callable[[Rows], np.ndarray], Callable[[int], int]]:
+        """The key in `_row_totals` of the weighted sum of `by_row`'s scores, and the
+        functions that work it out on many rows and on one."""
 
         def compute(rows: Rows) -> np.ndarray:
             total = None
@@ -364,7 +381,7 @@ class Profile:
             return total
 
         key = tuple((name, weight, scores.key) for name, weight, scores in by_row)
-        return self._row_totals.get(table, key, compute, compute_one), key
+        return key, compute, compute_one
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """RunReservePluginsReserve; a failure unreserves every Reserve plugin."""
@@ -392,11 +409,12 @@ class Profile:
         return error(f"no bind plugin bound pod {pod.key}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Ranked:
     """Score's outcome over the nodes scored: each one's total is its `scores` entry (which
     may be a cache's vector: read only) plus `offset`; `known_top`, when given, holds the
-    positions of the highest in order. Read it before the node table changes."""
+    positions of the highest in order. Read it before the node table changes. Read-only (not
+    frozen, as `ScheduleResult`: every cycle makes one)."""
 
     scores: np.ndarray
     offset: int

@@ -126,9 +126,11 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     return message
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ScheduleResult:
-    """What one scheduling cycle did with one pod."""
+    """What one scheduling cycle did with one pod. Read-only; not frozen, as a frozen
+    dataclass sets each field through object.__setattr__ (three times the cost of making one,
+    and every cycle makes one)."""
 
     pod: PodInfo
     node_name: str | None  # None: not placed

@@ -23,9 +23,14 @@ class HostPort:
 
 def pod_host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
     """GetHostPorts: app containers' and sidecars' ports with a hostPort."""
-    containers = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
-    containers += spec.get("containers") or ()
-    if not any(c.get("ports") for c in containers):
+    containers = spec.get("containers") or []
+    init = spec.get("initContainers")
+    if init:
+        containers = [c for c in init if c.get("restartPolicy") == "Always"] + containers
+    for c in containers:  # a loop, not any(): the scheduler reads every pod's
+        if c.get("ports"):
+            break
+    else:
         return ()
     return tuple(
         HostPort(

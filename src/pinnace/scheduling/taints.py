@@ -3,7 +3,6 @@ FindMatchingUntoleratedTaint (component-helpers/scheduling/corev1/helpers.go).""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -46,16 +45,21 @@ def first_untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]
 
 def pod_tolerations(spec: Mapping[str, Any]) -> tuple[Toleration, ...]:
     """A pod spec's tolerations."""
-    return tuple(_toleration(t) for t in spec.get("tolerations") or ())
+    tolerations = spec.get("tolerations")
+    return tuple([_toleration(t) for t in tolerations]) if tolerations else ()
 
 
 def _toleration(t: Mapping[str, Any]) -> Toleration:
-    return _shared_toleration(
-        t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or ""
-    )
+    # Tolerations are immutable and most pods carry the same few (the default ones): one
+    # object is shared by all that read alike.
+    fields = (t.get("key"), t.get("operator"), t.get("value"), t.get("effect"))
+    shared = _SHARED_TOLERATIONS.get(fields)
+    if shared is None:
+        if len(_SHARED_TOLERATIONS) >= _SHARED_TOLERATIONS_LIMIT:
+            _SHARED_TOLERATIONS.clear()
+        shared = _SHARED_TOLERATIONS[fields] = Toleration(*(value or "" for value in fields))
+    return shared
 
 
-@functools.lru_cache(maxsize=1024)
-def _shared_toleration(key: str, operator: str, value: str, effect: str) -> Toleration:
-    # Tolerations are immutable and most pods carry the same few (the default ones).
-    return Toleration(key, operator, value, effect)
+_SHARED_TOLERATIONS: dict[tuple[Any, ...], Toleration] = {}
+_SHARED_TOLERATIONS_LIMIT = 1024

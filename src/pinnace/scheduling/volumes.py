@@ -43,10 +43,11 @@ def pod_claims(pod: Obj) -> list[tuple[str, bool]]:
     for volume in _section(pod, "spec").get("volumes") or ():
         if not (type(volume) is dict or isinstance(volume, Mapping)):
             continue
+        # Most volumes are neither (a token's): None is told apart before the ABC checks.
         source = volume.get("persistentVolumeClaim")
-        if isinstance(source, Mapping) and source.get("claimName"):
+        if source is not None and isinstance(source, Mapping) and source.get("claimName"):
             claims.append((str(source["claimName"]), False))
-        elif isinstance(volume.get("ephemeral"), Mapping):
+        elif (ephemeral := volume.get("ephemeral")) is not None and isinstance(ephemeral, Mapping):
             claims.append((f"{pod_name}-{volume.get('name')}", True))
     return claims
 

@@ -164,6 +164,8 @@ class InterPodAffinity:
         """What each rule rejects, or None when there is nothing to check (PreFilter's Skip).
         Raises SelectorError for a term that cannot be parsed."""
         terms = pod_affinity_terms(pod)
+        if not terms and self._existing.none_placed(table):
+            return None  # most pods, in most clusters
         self._prepare(table)
         terms = merged(terms, self.namespace_labels)
         existing = self._existing_anti_affinity(pod, table)
@@ -272,7 +274,9 @@ class InterPodAffinity:
         except SelectorError as e:
             return error(f"failed to parse pod: {e}")
         has_constraints = bool(terms.preferred_affinity or terms.preferred_anti_affinity)
-        if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+        if not has_constraints and (
+            self.ignore_preferred_terms_of_existing_pods or self._existing.none_placed(table)
+        ):
             return SKIP
         self._prepare(table)
         terms = merged(terms, self.namespace_labels)

@@ -10,6 +10,7 @@ resources and weights, in kube-scheduler's integer arithmetic (Go's truncating d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -162,10 +163,7 @@ class NodeResourcesFit(ResourceAllocationScorer):
     ) -> np.ndarray:
         checked = state.read(_STATE_KEY)
         fits = self._fits.get(
-            table,
-            checked,
-            lambda rows: _fits(table, checked, rows),
-            lambda i: _fits_row(table, checked, i),
+            table, checked, partial(_fits, table, checked), partial(_fits_row, table, checked)
         )
         return feasible & fits
 

@@ -293,6 +293,11 @@ class ExistingPodTerms:
             if self._totals[key] == 0:
                 del self._totals[key], self.counts[key]
 
+    def none_placed(self, table: NodeTable) -> bool:
+        """Whether no pod placed on `table` carries terms, known without a `sync`: the table
+        files none, and none is counted here that a sync would have to take out."""
+        return not table.pods_with_affinity_count and not self.counts
+
     def terms(self, kind: str) -> list[tuple[AffinityTerm, int, np.ndarray]]:
         """The terms of this kind placed pods carry: (term, weight, pods carrying it per row)."""
         n = len(self._rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -130,6 +131,7 @@ class ResourceAllocationScorer:
         self.resources = tuple(resources)
         self._scores = RowCache()
         self._scored = ScoredResources(self.resources, use_requested)
+        self._last: tuple[NodeTable | None, RowScores | None] = (None, None)
 
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
@@ -138,11 +140,16 @@ class ResourceAllocationScorer:
 
     def row_scores(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScores:
         scored = self._scored.of(table, pod)
-        return RowScores(
+        last_table, last = self._last
+        if last_table is table and last is not None and last.key is scored:
+            return last  # a pod like the last one: the same scores, and the same key object
+        row_scores = RowScores(
             scored,
-            lambda rows: self._score_rows(table, scored, rows),
-            lambda i: self._score_node(table, scored, i),
+            partial(self._score_rows, table, scored),
+            partial(self._score_node, table, scored),  # a partial's call is no Python frame
         )
+        self._last = (table, row_scores)
+        return row_scores
 
     def _score_rows(self, table: NodeTable, scored: tuple[Scored, ...], rows: Rows) -> np.ndarray:
         raise NotImplementedError

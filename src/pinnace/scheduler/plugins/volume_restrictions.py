@@ -41,11 +41,14 @@ _STATE_KEY = "PreFilterVolumeRestrictions"
 
 def _disks(pod: PodInfo) -> list[Mapping[str, Any]]:
     volumes = (pod.pod.get("spec") or {}).get("volumes") or ()
-    # Every pod is looked at: a dict is told apart without Mapping's ABC check.
+    # Every pod is looked at: a dict is told apart without Mapping's ABC check, and a volume
+    # with none of the disks' fields (most) without a look at each.
     return [
         v
         for v in volumes
-        if (type(v) is dict or isinstance(v, Mapping)) and any(v.get(k) for k in _DISKS)
+        if (type(v) is dict or isinstance(v, Mapping))
+        and not v.keys().isdisjoint(_DISKS)
+        and any(v.get(k) for k in _DISKS)
     ]
 
 

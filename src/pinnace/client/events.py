@@ -43,15 +43,15 @@ def object_reference(obj: Mapping[str, Any], field_path: str = "") -> Object:
     m = obj.get("metadata") or {}
     reference: Object = {}
     if kind := obj.get("kind"):
-        reference["kind"] = _shared(kind)
+        reference["kind"] = shared(kind)
     if namespace := m.get("namespace"):
-        reference["namespace"] = _shared(namespace)
+        reference["namespace"] = shared(namespace)
     if name := m.get("name"):
         reference["name"] = name
     if uid := m.get("uid"):
         reference["uid"] = uid
     if api_version := obj.get("apiVersion"):
-        reference["apiVersion"] = _shared(api_version)
+        reference["apiVersion"] = shared(api_version)
     if resource_version := m.get("resourceVersion"):
         reference["resourceVersion"] = resource_version
     if field_path:
@@ -59,7 +59,7 @@ def object_reference(obj: Mapping[str, Any], field_path: str = "") -> Object:
     return reference
 
 
-def _shared(text: str) -> str:
+def shared(text: str) -> str:
     """Most messages, field paths, kinds and namespaces recur across objects ("Started
     container app", "spec.containers{app}"): interned, the correlator's caches hold one string
     each instead of one per event."""
@@ -161,8 +161,8 @@ class EventRecorder:
         if event_type not in (EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING):
             log.error("unsupported event type %r; event %s dropped", event_type, reason)
             return
-        involved = object_reference(obj, _shared(field_path))
-        self._queue.append(self._make(involved, event_type, reason, _shared(message)))
+        involved = object_reference(obj, shared(field_path))
+        self._queue.append(self._make(involved, event_type, reason, shared(message)))
         if self._writer is None or self._writer.done():
             self._writer = self._clock.loop.create_task(self._write_all())
 

@@ -38,7 +38,7 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.events import API_VERSION, EVENT_V1
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.client.events import create_named, name_stamps, object_reference
+from pinnace.client.events import create_named, name_stamps, shared
 from pinnace.client.interface import Client, PatchType
 from pinnace.clock import format_micro_time
 from pinnace.clock.periodic import Periodic
@@ -246,7 +246,7 @@ class Recorder:
             log.error("unsupported event type %r; event %s dropped", event_type, reason)
             return
         now = self._clock.now()  # one reading: the name's stamp and eventTime agree
-        reference = _reference(object_reference(regarding))
+        reference = _reference(regarding)
         stamp = self._stamps.give(reference[1] or "default", reference[2], round(now * 1e9))
         key = (
             event_type,
@@ -255,24 +255,26 @@ class Recorder:
             self.reporting_controller,
             self.reporting_instance,
             reference,
-            _NO_REFERENCE if related is None else _reference(object_reference(related)),
+            _NO_REFERENCE if related is None else _reference(related),
         )
         self._broadcaster.record(key, stamp, now, note)
 
 
-def _reference(reference: Mapping[str, Any] | None) -> Reference:
-    if not reference:
-        return _NO_REFERENCE
-    get = reference.get
-    return (
-        get("kind", ""),
-        get("namespace", ""),
-        get("name", ""),
-        get("uid", ""),
-        get("apiVersion", ""),
-        get("resourceVersion", ""),
-        get("fieldPath", ""),
+def _reference(obj: Mapping[str, Any]) -> Reference:
+    """The fields of the ObjectReference to `obj` (`object_reference`'s, "" for those it leaves
+    out), read off the object at once: the reference itself is only made for the write."""
+    m = obj.get("metadata") or {}
+    get = m.get
+    reference = (
+        shared(obj.get("kind") or ""),
+        shared(get("namespace") or ""),
+        get("name") or "",
+        get("uid") or "",
+        shared(obj.get("apiVersion") or ""),
+        get("resourceVersion") or "",
+        "",
     )
+    return _NO_REFERENCE if reference == _NO_REFERENCE else reference
 
 
 def _event(key: EventKey, cached: _Cached, series: Series | None) -> Object:

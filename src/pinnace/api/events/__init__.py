@@ -91,35 +91,36 @@ def to_core(event: Object) -> Object:
 
 def from_core(event: Object) -> Object:
     """A stored core/v1 Event as an events.k8s.io/v1 client sees it."""
+    get = event.get
     out: Object = {}
     if "kind" in event:
         out["kind"] = event["kind"]
     if "apiVersion" in event:
         out["apiVersion"] = API_VERSION
-    out["metadata"] = event.get("metadata") or {}
-    out["eventTime"] = event.get("eventTime")
-    if event.get("series") is not None:
-        out["series"] = event["series"]
-    for v1_name, core_name in (
-        ("reportingController", "reportingComponent"),
-        ("reportingInstance", "reportingInstance"),
-        ("action", "action"),
-        ("reason", "reason"),
-    ):
-        if event.get(core_name):
-            out[v1_name] = event[core_name]
-    out["regarding"] = event.get("involvedObject") or {}
-    if event.get("related") is not None:
-        out["related"] = event["related"]
-    if event.get("message"):
-        out["note"] = event["message"]
-    if event.get("type"):
-        out["type"] = event["type"]
-    out["deprecatedSource"] = event.get("source") or {}
-    out["deprecatedFirstTimestamp"] = event.get("firstTimestamp")
-    out["deprecatedLastTimestamp"] = event.get("lastTimestamp")
-    if event.get("count"):
-        out["deprecatedCount"] = event["count"]
+    out["metadata"] = get("metadata") or {}
+    out["eventTime"] = get("eventTime")
+    if (series := get("series")) is not None:
+        out["series"] = series
+    if controller := get("reportingComponent"):
+        out["reportingController"] = controller
+    if instance := get("reportingInstance"):
+        out["reportingInstance"] = instance
+    if action := get("action"):
+        out["action"] = action
+    if reason := get("reason"):
+        out["reason"] = reason
+    out["regarding"] = get("involvedObject") or {}
+    if (related := get("related")) is not None:
+        out["related"] = related
+    if message := get("message"):
+        out["note"] = message
+    if event_type := get("type"):
+        out["type"] = event_type
+    out["deprecatedSource"] = get("source") or {}
+    out["deprecatedFirstTimestamp"] = get("firstTimestamp")
+    out["deprecatedLastTimestamp"] = get("lastTimestamp")
+    if count := get("count"):
+        out["deprecatedCount"] = count
     return out
 
 

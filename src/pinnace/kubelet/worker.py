@@ -944,6 +944,7 @@ class PodWorker:
             web=self.host.web(self.namespace),
             booted=self.host.booted,
             stdin_open=bool(spec.get("stdin")),
+            image=str(spec.get("image") or ""),
         )
 
     def _files_read(self) -> None:

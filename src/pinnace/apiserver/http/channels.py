@@ -142,6 +142,14 @@ def internal_error(message: str) -> dict[str, Any]:
     }
 
 
+def exec_failed(error: str, translated: bool) -> dict[str, Any]:
+    """The Status of a command the runtime could not start (CRI's `error`): the kubelet's
+    internal error (remotecommand's ServeExec), which kube-apiserver's translator (v5), whose
+    SPDY client reads it as a plain error, wraps in an internal error of its own."""
+    outcome = internal_error(f"error executing command in container: {error}")
+    return internal_error(outcome["message"]) if translated else outcome
+
+
 class Inbox:
     """What a client sends one stream, in order: a session's stdin, a forwarded port's
     connection; b"" once it has ended (at once when `ended` from the start)."""

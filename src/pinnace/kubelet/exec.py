@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pinnace.api.streams import STDERR, STDOUT, ExecFailed, StreamIO
 from pinnace.clock import Clock
 from pinnace.kubelet.commands import SHELLS
-from pinnace.kubelet.image_files import missing_program
+from pinnace.kubelet.image_files import exec_error
 from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS
 from pinnace.kubelet.runtime import ContainerStatus
 from pinnace.kubelet.shell import ExecShell, ShellContext, reads_stdin
@@ -107,8 +107,8 @@ async def run_exec(
 ) -> int:
     """Run `argv` in the container; its exit status. ExecFailed when the container's image
     lacks its program."""
-    if (missing := missing_program(context.image, argv)) is not None:
-        raise ExecFailed(missing)
+    if (failed := exec_error(context.image, argv)) is not None:
+        raise ExecFailed(failed)
     output = _Output(io, clock, tty)
     if _bare_shell(argv):
         return (await _interactive(ExecShell(context, output.sink), output, io, tty))[0]

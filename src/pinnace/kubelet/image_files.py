@@ -1,16 +1,24 @@
-"""What a command exec'd in a container finds in its image: in most images, the programs of
-the shell model (`pinnace.kubelet.shell`, busybox's and coreutils' alike); in an image built
-from scratch with one program, that program alone. There runc cannot start any other, and
-containerd's CRI exec (pkg/cri/server/container_execsync.go, wrapped by its streaming
-runtime's Exec) fails before the command runs, with runc's words:
+"""What a container's command, or a command exec'd in it, finds in its image: in most images,
+the programs of the shell model (`pinnace.kubelet.shell`, busybox's and coreutils' alike); in
+an image built from scratch with one program, that program alone. There runc cannot start any
+other, and containerd fails with runc's words (`stat /bin/sh: no such file or directory` for
+a path):
 
-    failed to exec in container: failed to start exec "<exec id>": OCI runtime exec failed:
-    exec failed: unable to start container process: exec: "sh": executable file not found
-    in $PATH: unknown
+- an exec (pkg/cri/server/container_execsync.go, wrapped by its streaming runtime's Exec)
+  fails before the command runs; the kubelet's streaming server (remotecommand's ServeExec)
+  answers that with an InternalError Status rather than an exit code:
 
-(`stat /bin/sh: no such file or directory` for a path). The kubelet's streaming server
-(remotecommand's ServeExec) answers that with an InternalError Status rather than an exit
-code.
+      failed to exec in container: failed to start exec "<exec id>": OCI runtime exec
+      failed: exec failed: unable to start container process: exec: "sh": executable file
+      not found in $PATH: unknown
+
+- a container's start (StartContainer) fails once the container is created: it exits at
+  once with code 128, reason StartError and this message, and the kubelet records it as
+  RunContainerError:
+
+      failed to create containerd task: failed to create shim task: OCI runtime create
+      failed: runc create failed: unable to start container process: exec: "sh":
+      executable file not found in $PATH: unknown
 """
 
 from __future__ import annotations
@@ -27,9 +35,32 @@ shell or utilities: the pause image (/pause) and Google's distroless images, but
 `debug` tags, which add busybox."""
 
 
-def missing_program(image: str, argv: Sequence[str]) -> str | None:
+def exec_error(image: str, argv: Sequence[str]) -> str | None:
     """CRI's error for exec'ing `argv` in a container of `image` when the image lacks its
     program; None when it has it."""
+    lacking = _lacking(image, argv)
+    if lacking is None:
+        return None
+    return (
+        f'failed to exec in container: failed to start exec "{secrets.token_hex(32)}": '
+        f"OCI runtime exec failed: exec failed: {lacking}: unknown"
+    )
+
+
+def start_error(image: str, argv: Sequence[str]) -> str | None:
+    """CRI's error for starting a container of `image` whose command is `argv` when the
+    image lacks its program (containerd's StartContainer); None when it has it."""
+    lacking = _lacking(image, argv)
+    if lacking is None:
+        return None
+    return (
+        "failed to create containerd task: failed to create shim task: OCI runtime create "
+        f"failed: runc create failed: {lacking}: unknown"
+    )
+
+
+def _lacking(image: str, argv: Sequence[str]) -> str | None:
+    """runc's words for the program of `argv` that `image` lacks; None when it has it."""
     if not argv or not _scratch(image):
         return None
     program = argv[0]
@@ -40,11 +71,7 @@ def missing_program(image: str, argv: Sequence[str]) -> str | None:
         if "/" in program
         else "executable file not found in $PATH"
     )
-    return (
-        f'failed to exec in container: failed to start exec "{secrets.token_hex(32)}": '
-        "OCI runtime exec failed: exec failed: unable to start container process: "
-        f'exec: "{program}": {why}: unknown'
-    )
+    return f'unable to start container process: exec: "{program}": {why}'
 
 
 def _scratch(image: str) -> bool:

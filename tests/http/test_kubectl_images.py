@@ -1,11 +1,14 @@
 """Images through `pinnace up` and kubectl: the Kubernetes documentation's Deployment
 rollout to `nginx:1.161`, a tag the registry does not have, gets stuck in ErrImagePull and
 ImagePullBackOff, and `kubectl rollout undo` brings it back; a name that is no image reference
-waits with InvalidImageName; a pod's container given a new image runs it."""
+waits with InvalidImageName; a pod's container given a new image runs it; a command a scratch
+image lacks cannot start."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
@@ -162,3 +165,35 @@ def test_a_new_image_for_a_pods_container_is_run(cluster: Cluster) -> None:
         )
         == "0"
     )
+
+
+def test_a_command_a_scratch_image_lacks_fails_to_start_as_under_containerd(
+    cluster: Cluster,
+) -> None:
+    """registry.k8s.io/pause holds /pause alone: a `sh` command cannot start. The container
+    is created, exits at once (StartError, 128, started at the Unix epoch) and crash-loops."""
+    cluster.ok("run", "scratch", "--image=registry.k8s.io/pause:3.10", "--", "sh", "-c", "true")
+    error = (
+        "failed to create containerd task: failed to create shim task: OCI runtime create "
+        'failed: runc create failed: unable to start container process: exec: "sh": '
+        "executable file not found in $PATH: unknown"
+    )
+
+    def looping() -> dict[str, Any]:
+        status = json.loads(cluster.ok("get", "pod", "scratch", "-o", "json"))["status"]
+        (container,) = status["containerStatuses"]
+        assert container["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+        return dict(container)
+
+    container = eventually(looping)
+    last = container["lastState"]["terminated"]
+    assert (last["reason"], last["exitCode"], last["message"]) == ("StartError", 128, error)
+    assert last["startedAt"] == "1970-01-01T00:00:00Z"
+    assert (container["started"], container["ready"]) == (False, False)
+    events = cluster.ok(
+        "get", "events", "--field-selector", "involvedObject.name=scratch", "-o", "json"
+    )
+    reasons = {(e["reason"], e["message"]) for e in json.loads(events)["items"]}
+    assert ("Failed", f"Error: {error}") in reasons
+    assert ("Created", "Created container: scratch") in reasons
+    assert not any(reason == "Started" for reason, _ in reasons)

@@ -1,10 +1,11 @@
 """Preemption through `pinnace up` with real kubectl: the victim keeps the scheduler's
-DisruptionTarget condition to the end, after its kubelet has written its final status; the
-preemptor, once running, keeps no nominatedNodeName."""
+DisruptionTarget condition, timed at the preemption, to the end, after its kubelet has written
+its final status; the preemptor, once running, keeps no nominatedNodeName."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -57,6 +58,7 @@ def test_the_victim_keeps_its_disruption_condition_after_its_kubelet_is_done(
 ) -> None:
     cluster.ok("apply", "-f", "-", stdin=MANIFESTS)
     cluster.ok("wait", "--for=condition=Ready", "pod/victim", "--timeout=30s")
+    time.sleep(1.1)  # the preemption comes a second after the victim's PodScheduled
     cluster.ok("apply", "-f", "-", stdin=PREEMPTOR)
     cluster.ok("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/victim", "--timeout=30s")
 
@@ -68,6 +70,12 @@ def test_the_victim_keeps_its_disruption_condition_after_its_kubelet_is_done(
             "default-scheduler: preempting to accommodate a higher priority pod",
         )
     ]
+    # Its time is the preemption's (UpdatePodCondition of a condition the pod did not have),
+    # not the time of another condition.
+    scheduled = next(c for c in status["conditions"] if c["type"] == "PodScheduled")
+    created = json.loads(cluster.ok("get", "pod", "preemptor", "-o", "json"))["metadata"]
+    assert disruption[0]["lastTransitionTime"] >= created["creationTimestamp"]
+    assert disruption[0]["lastTransitionTime"] > scheduled["lastTransitionTime"]
     # The victim's Preempted event, through events.k8s.io/v1: relates the preemptor.
     listed = json.loads(
         cluster.ok(

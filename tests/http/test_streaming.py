@@ -132,8 +132,8 @@ def test_kubectl_gets_v5_the_streams_and_the_exit_code_as_a_status() -> None:
     assert json.loads(error[1:]) == {  # type: ignore[index]
         "metadata": {},
         "status": "Failure",
-        "message": "command terminated with non-zero exit code: command terminated with "
-        "non-zero exit code: error executing command [sh 3], exit code 3",
+        "message": "command terminated with non-zero exit code: command terminated with exit "
+        "code 3",
         "reason": "NonZeroExitCode",
         "details": {"causes": [{"reason": "ExitCode", "message": "3"}]},
     }

@@ -7,6 +7,7 @@ busybox and nginx containers."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import subprocess
@@ -216,6 +217,64 @@ def test_kubectl_logs_of_a_container_not_started_says_why_as_the_kubelet_does(
         "is waiting to start: PodInitializing\n"
     )
     cluster.ok("delete", "pod", "init-fails", "--wait=false")
+
+
+def test_a_program_the_image_lacks_fails_to_start_as_containerds_exec_does(
+    cluster: Cluster, core: client.CoreV1Api
+) -> None:
+    cluster.ok("run", "bare", "--image=registry.k8s.io/pause:3.10")
+    cluster.ok("wait", "--for=condition=Ready", "pod/bare", "--timeout=30s")
+
+    def cri_error(program: str, why: str) -> str:
+        return (
+            'failed to exec in container: failed to start exec "[0-9a-f]{64}": OCI runtime exec '
+            "failed: exec failed: unable to start container process: "
+            + re.escape(f'exec: "{program}": {why}: unknown')
+        )
+
+    kubelet = "Internal error occurred: error executing command in container: "
+    translated = "error: Internal error occurred: " + kubelet  # v5: the translator wraps it again
+    not_in_path = "executable file not found in $PATH"
+    for args, program, why in (
+        (("exec", "bare", "--", "sh"), "sh", not_in_path),
+        (
+            ("exec", "bare", "--", "/bin/sh", "-c", "true"),
+            "/bin/sh",
+            "stat /bin/sh: no such file or directory",
+        ),
+        (("cp", "/etc/hostname", "bare:/tmp/hostname"), "tar", not_in_path),
+    ):
+        done = cluster.kubectl(*args)
+        assert done.returncode == 1, done
+        # kubectl cp's stdin writer may also log the close it met ("websocket: close sent")
+        last = done.stderr.splitlines()[-1]
+        assert re.fullmatch(re.escape(translated) + cri_error(program, why), last), done
+    spdy = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "exec", "bare", "--", "ls"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"},
+    )
+    expected = "error: " + re.escape(kubelet) + cri_error("ls", not_in_path) + "\n"
+    assert spdy.returncode == 1 and re.fullmatch(expected, spdy.stderr), spdy
+    ls = stream(
+        core.connect_get_namespaced_pod_exec,
+        "bare",
+        "default",
+        command=["ls"],
+        stdout=True,
+        stderr=True,
+        _preload_content=False,
+    )
+    ls.run_forever(timeout=10)
+    status = json.loads(ls.read_channel(3))
+    assert (status["reason"], status["code"]) == ("InternalError", 500)
+    assert re.fullmatch(re.escape(kubelet) + cri_error("ls", not_in_path), status["message"])
+    # distroless's debug tags carry busybox
+    cluster.ok("run", "debug", "--image=gcr.io/distroless/base:debug", "--", "sleep", "1d")
+    cluster.ok("wait", "--for=condition=Ready", "pod/debug", "--timeout=30s")
+    assert cluster.ok("exec", "debug", "--", "echo", "hi") == "hi\n"
 
 
 def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(

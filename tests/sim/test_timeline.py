@@ -456,6 +456,25 @@ def test_a_refused_create_is_counted_and_the_arrivals_go_on(
     assert "Arrivals the API server refused: 3 (web: 3)" in render_text(summary)
 
 
+def test_only_pods_no_node_fits_count_as_unschedulable(simulations: list[Simulation]) -> None:
+    """With no node yet, kube-scheduler fails a pod on an error (SchedulerError, "no nodes
+    available to schedule pods"), which the report's FailedScheduling reasons count but its
+    `unschedulable` pods do not; a pod too big for the node that comes is Unschedulable."""
+    early = {**bare_pod(), "metadata": {"name": "early"}}
+    big = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big"}}
+    big["spec"] = {"containers": [container("8")]}
+    pool = {"name": "general", "count": 0, "capacity": {"cpu": "4", "memory": "8Gi"}}
+    timeline = [{"at": 30, "addNodes": {"pool": "general"}}, {"at": 40, "apply": big}]
+    sim = simulate(simulations, scenario(pools=[pool], objects=[early], timeline=timeline))
+    sim.advance(60)
+    summary = sim.report().summary
+    assert summary["failedScheduling"]["reasons"]["no nodes available to schedule pods"] > 0
+    assert (summary["pods"]["scheduled"], summary["pods"]["unschedulable"]) == (1, 1)
+    assert "1 unschedulable at some point" in render_text(summary)
+    records = {r.name: r.unschedulable for r in sim.observer.pods.values()}
+    assert records == {"early": False, "big": True}
+
+
 # --- the Python API ------------------------------------------------------------------------------
 
 

@@ -52,6 +52,11 @@ class StreamError(Exception):
     not found ("app")`)."""
 
 
+class ExecFailed(Exception):
+    """The runtime could not start an exec'd command: CRI's error (`failed to exec in
+    container: ...`), which the kubelet reports as an internal error, not an exit code."""
+
+
 class Unreachable(StreamError):
     """The API server cannot reach the node's kubelet at `address` (host:port): the dial
     error (`dial tcp 10.0.0.2:10250: connect: connection refused`)."""

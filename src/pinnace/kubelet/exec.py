@@ -36,9 +36,10 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pinnace.api.streams import STDERR, STDOUT, StreamIO
+from pinnace.api.streams import STDERR, STDOUT, ExecFailed, StreamIO
 from pinnace.clock import Clock
 from pinnace.kubelet.commands import SHELLS
+from pinnace.kubelet.image_files import exec_error
 from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS
 from pinnace.kubelet.runtime import ContainerStatus
 from pinnace.kubelet.shell import ExecShell, ShellContext, reads_stdin
@@ -104,7 +105,10 @@ class Attached:
 async def run_exec(
     argv: Sequence[str], context: ShellContext, tty: bool, io: StreamIO, clock: Clock
 ) -> int:
-    """Run `argv` in the container; its exit status."""
+    """Run `argv` in the container; its exit status. ExecFailed when the container's image
+    lacks its program."""
+    if (failed := exec_error(context.image, argv)) is not None:
+        raise ExecFailed(failed)
     output = _Output(io, clock, tty)
     if _bare_shell(argv):
         return (await _interactive(ExecShell(context, output.sink), output, io, tty))[0]

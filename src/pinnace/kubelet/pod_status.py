@@ -20,6 +20,8 @@ CONTAINER_CREATING = "ContainerCreating"
 POD_INITIALIZING = "PodInitializing"
 CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
+RUN_CONTAINER_ERROR = "RunContainerError"
+"""kubecontainer.ErrRunContainer: the runtime could not start the container's process."""
 POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
 POD_FAILED = "PodFailed"
@@ -246,10 +248,12 @@ class ContainerRecord:
 
 
 def _terminated(status: ContainerStatus) -> dict[str, Any]:
+    message = status.message
     return {
         "terminated": {
             "exitCode": status.exit_code,
             "reason": status.reason,
+            **({"message": message} if message else {}),
             "startedAt": format_time(status.started_at),
             "finishedAt": format_time(status.finished_at),
             "containerID": status.id,
@@ -332,6 +336,7 @@ def _recorded_run(
             _time(terminated, "finishedAt", now),
             terminated.get("exitCode", 0),
             terminated.get("reason", ""),
+            terminated.get("message", ""),
         ),
     )
 

@@ -57,6 +57,9 @@ if TYPE_CHECKING:
     from pinnace.kubelet.volumes import WritableFiles
 
 EXIT_CODE_SIGKILL = 137
+EXIT_CODE_START_ERROR = 128
+"""What containerd reports for a container whose process could not be started."""
+REASON_START_ERROR = "StartError"
 REASON_COMPLETED = "Completed"
 REASON_ERROR = "Error"
 REASON_OOM_KILLED = "OOMKilled"
@@ -123,6 +126,8 @@ class Ended(NamedTuple):
     finished_at: float
     exit_code: int
     reason: str
+    message: str = ""
+    """The runtime's message (a StartError's: why the process could not start)."""
 
 
 @dataclass(slots=True)
@@ -166,6 +171,10 @@ class ContainerStatus:
     @property
     def reason(self) -> str:
         return "" if self.ended is None else self.ended.reason
+
+    @property
+    def message(self) -> str:
+        return "" if self.ended is None else self.ended.message
 
     def print(self, lines: Iterable[tuple[float, str]]) -> None:
         """Add (time, line) to its log."""
@@ -223,9 +232,14 @@ class ContainerRuntime(ABC):
         behaviour: ContainerBehaviour,
         on_exit: OnExit,
         resources: LinuxContainerResources | None = None,
+        start_error: str = "",
     ) -> ContainerStatus:
         """Start a container of the pod sandbox `sandbox` (the pod's uid) under `resources`
-        (none: unlimited); `on_exit` hears of its end, however it comes."""
+        (none: unlimited); `on_exit` hears of its end, however it comes. With `start_error`
+        (why its process cannot start, as CRI's StartContainer fails), the container is
+        created but exits at once with EXIT_CODE_START_ERROR, reason StartError and that
+        message, and a start time of the Unix epoch, as containerd reports a task that never
+        started."""
 
     @abstractmethod
     def resume_container(
@@ -407,6 +421,7 @@ class SimulatedRuntime(ContainerRuntime):
         behaviour: ContainerBehaviour,
         on_exit: OnExit,
         resources: LinuxContainerResources | None = None,
+        start_error: str = "",
     ) -> ContainerStatus:
         self._started += 1
         now = self._clock.now()
@@ -418,7 +433,10 @@ class SimulatedRuntime(ContainerRuntime):
             running.print((now, line) for line in behaviour.log.splitlines())
             running.rotate(self.log_rotation)
         self._run(running, behaviour)
-        if behaviour.run_seconds <= 0:
+        if start_error:
+            self._over_at_start(running, EXIT_CODE_START_ERROR, REASON_START_ERROR, start_error)
+            running.started_at = 0.0
+        elif behaviour.run_seconds <= 0:
             self._over_at_start(running, behaviour.exit_code)
         return running
 
@@ -627,11 +645,14 @@ class SimulatedRuntime(ContainerRuntime):
             got[i] = cpu
         return got
 
-    def _over_at_start(self, running: _Running, exit_code: int) -> None:
-        """A run that takes no time (`sh -c "exit 1"`) is over before its start returns: the
-        kubelet, which sees its containers through relists a second apart, never sees it
-        running (nor ready). Its exit is told once the caller holds its status."""
-        self._end(running.key, exit_code)
+    def _over_at_start(
+        self, running: _Running, exit_code: int, reason: str = "", message: str = ""
+    ) -> None:
+        """A run that takes no time (`sh -c "exit 1"`, or one that could not start) is over
+        before its start returns: the kubelet, which sees its containers through relists a
+        second apart, never sees it running (nor ready). Its exit is told once the caller
+        holds its status."""
+        self._end(running.key, exit_code, reason, message=message)
         self._clock.loop.call_soon(running.on_exit, running)
 
     def _exit(
@@ -644,7 +665,12 @@ class SimulatedRuntime(ContainerRuntime):
             running.on_exit(running)
 
     def _end(
-        self, key: ContainerKey, exit_code: int, reason: str = "", at: float = math.inf
+        self,
+        key: ContainerKey,
+        exit_code: int,
+        reason: str = "",
+        at: float = math.inf,
+        message: str = "",
     ) -> _Running | None:
         running = self._running.get(key)
         self._stopped(key)
@@ -658,6 +684,7 @@ class SimulatedRuntime(ContainerRuntime):
             min(at, self._clock.now()),
             exit_code,
             reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR),
+            message,
         )
         return running
 

@@ -165,6 +165,9 @@ class ShellContext:
     stdin_open: bool = False
     """The container keeps its stdin open (`stdin: true`): a shell with no script, and a
     command that reads its input, wait on it for ever rather than reading nothing."""
+    image: str = ""
+    """The container's image, as its spec names it (what an exec'd command finds there:
+    `pinnace.kubelet.image_files`)."""
 
 
 WebGet = Callable[[str], tuple[str, str]]

@@ -71,6 +71,7 @@ from pinnace.kubelet.etc_files import container_hostname, etc_files
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.exec import Attached
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
+from pinnace.kubelet.image_files import start_error
 from pinnace.kubelet.image_service import (
     ERR_IMAGE_NEVER_PULL,
     ERR_IMAGE_PULL,
@@ -94,6 +95,7 @@ from pinnace.kubelet.pod_status import (
     PENDING,
     POD_INITIALIZING,
     POST_START_HOOK_ERROR,
+    RUN_CONTAINER_ERROR,
     TERMINAL_PHASES,
     BitFlag,
     ContainerRecord,
@@ -944,6 +946,7 @@ class PodWorker:
             web=self.host.web(self.namespace),
             booted=self.host.booted,
             stdin_open=bool(spec.get("stdin")),
+            image=str(spec.get("image") or ""),
         )
 
     def _files_read(self) -> None:
@@ -1013,6 +1016,7 @@ class PodWorker:
         if c.previous is not None:
             self.host.runtime.remove_container(c.previous.id)
         c.previous = c.current
+        failure = start_error(c.image, container_argv(pod, c.name)) or ""
         c.current = self.host.runtime.start_container(
             self.uid,
             c.name,
@@ -1020,9 +1024,15 @@ class PodWorker:
             plan.behaviour,
             self.host.container_exited,
             self.host.container_resources(pod, c.name),
+            failure,
         )
         c.current.layer, c.current.context = layer, plan.context
         c.waiting = ("", "")
+        if failure:  # created, not started (kuberuntime's startContainer)
+            self._event(c, "Normal", "Created", f"Created container: {c.name}")
+            self._event(c, "Warning", "Failed", f"Error: {failure}")
+            c.waiting = (RUN_CONTAINER_ERROR, failure)
+            return
         c.startup_passed = ProbeType.STARTUP not in probers
         c.readiness_passed = ProbeType.READINESS not in probers
         c.probe_killed = c.redefined = False

@@ -697,12 +697,13 @@ def connect_offline(
 def status_patch(
     pod: Mapping[str, Any], condition: dict[str, Any], nominated: str | None, now: str
 ) -> Object | None:
-    """The status patch kube-scheduler's updatePod sends: the PodScheduled condition (its
-    lastTransitionTime kept when the status does not change) and status.nominatedNodeName
-    when preemption nominated one ("" clears it); None when the pod already says all that."""
+    """The status patch kube-scheduler's updatePod sends: the condition (PodScheduled, or a
+    victim's DisruptionTarget), its lastTransitionTime kept when the pod has it with the same
+    status (apipod.UpdatePodCondition), and status.nominatedNodeName when preemption nominated
+    one ("" clears it); None when the pod already says all that."""
     status = pod.get("status") or {}
     current = next(
-        (c for c in status.get("conditions") or () if c.get("type") == POD_SCHEDULED), None
+        (c for c in status.get("conditions") or () if c.get("type") == condition["type"]), None
     )
     transition = now
     if current is not None and current.get("status") == condition["status"]:

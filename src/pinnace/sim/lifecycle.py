@@ -1,8 +1,10 @@
 """What a simulation records of each pod, and how it reads that from Pod objects and Events.
 
 A pod's story is read off the changes its informer sees, at the simulated time each arrives:
-created (first seen), scheduled (bound: spec.nodeName set, which the binding writes with
-PodScheduled True), running (first seen Running), finished (Succeeded or Failed), deleted.
+created (first seen), unschedulable (PodScheduled False with reason Unschedulable: no node
+fits it; SchedulerError, an error rather than a fit, is not that), scheduled (bound:
+spec.nodeName set, which the binding writes with PodScheduled True), running (first seen
+Running), finished (Succeeded or Failed), deleted.
 What disrupted a pod is read as v1.32 records it: the DisruptionTarget condition's reason
 (PreemptionByScheduler, DeletionByTaintManager, EvictionByEvictionAPI, DeletionByPodGC,
 TerminationByKubelet), and status.reason Evicted for the kubelet's node-pressure eviction.
@@ -26,6 +28,7 @@ from pinnace.kubelet.runtime import REASON_OOM_KILLED
 from pinnace.resources.lists import scheduler_value
 from pinnace.resources.names import PODS
 from pinnace.resources.pod import pod_requests, spec_resources_key
+from pinnace.scheduler.adapter import POD_SCHEDULED, UNSCHEDULABLE
 from pinnace.sim.ledger import tracked
 
 SUCCEEDED = "Succeeded"
@@ -67,6 +70,9 @@ class PodRecord:
     evicted: str = ""
     """Why it was disrupted, as above ("" if it was not)."""
     evicted_at: float | None = None
+    unschedulable: bool = False
+    """The scheduler found no node for it at some point: its PodScheduled condition was False
+    with reason Unschedulable (not SchedulerError, an error rather than a fit)."""
     failed_scheduling: int = 0
     """FailedScheduling events about it (counting repeats)."""
     last_failed_scheduling: str = ""
@@ -130,6 +136,14 @@ def disruption(pod: Object) -> str:
         if c.get("type") == DISRUPTION_TARGET and c.get("status") == "True":
             return str(c.get("reason") or DISRUPTION_TARGET)
     return ""
+
+
+def unschedulable(pod: Object) -> bool:
+    """Its PodScheduled condition says the scheduler found no node for it."""
+    return any(
+        c.get("type") == POD_SCHEDULED and c.get("reason") == UNSCHEDULABLE
+        for c in (pod.get("status") or {}).get("conditions") or ()
+    )
 
 
 def fit_error_reasons(message: str) -> list[str]:

@@ -46,6 +46,7 @@ from pinnace.sim.lifecycle import (
     oom_kills,
     requests_of,
     restarts,
+    unschedulable,
     workload_of,
 )
 
@@ -313,6 +314,7 @@ class Observer:
         if phase in FINISHED and record.finished is None:
             record.finished = now
         record.phase = phase
+        record.unschedulable = record.unschedulable or (not node and unschedulable(pod))
         record.restarts = max(record.restarts, restarts(pod))
         for kill in oom_kills(pod):
             if kill not in record.ooms_seen:

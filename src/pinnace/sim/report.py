@@ -95,7 +95,7 @@ class Report:
             "pods": {
                 "created": len(records),
                 "scheduled": sum(r.scheduled is not None for r in records),
-                "unschedulable": sum(r.failed_scheduling > 0 for r in records),
+                "unschedulable": sum(r.unschedulable for r in records),
                 "pendingAtEnd": sum(
                     not r.node and r.deleted is None and r.finished is None for r in records
                 ),

@@ -113,12 +113,14 @@ SUCCESS: dict[str, Any] = {"metadata": {}, "status": "Success"}
 
 def exit_status(command: Sequence[str], code: int, translated: bool) -> dict[str, Any]:
     """The Status of a command that exited with `code` (not 0): the CRI runtime's error
-    (`error executing command [false], exit code 1`) as the kubelet words it, and once more
-    wrapped when kube-apiserver translated the streams (v5)."""
+    (`error executing command [false], exit code 1`) as the kubelet words it; or, when
+    kube-apiserver translated the streams (v5), the translator's, made from the exit code its
+    SPDY client read (client-go's v4 error decoder: `command terminated with exit code 1`)."""
     message = "command terminated with non-zero exit code: "
-    message += f"error executing command [{' '.join(command)}], exit code {code}"
     if translated:
-        message = "command terminated with non-zero exit code: " + message
+        message += f"command terminated with exit code {code}"
+    else:
+        message += f"error executing command [{' '.join(command)}], exit code {code}"
     return {
         "metadata": {},
         "status": "Failure",
@@ -138,6 +140,14 @@ def internal_error(message: str) -> dict[str, Any]:
         "details": {"causes": [{"message": message}]},
         "code": 500,
     }
+
+
+def exec_failed(error: str, translated: bool) -> dict[str, Any]:
+    """The Status of a command the runtime could not start (CRI's `error`): the kubelet's
+    internal error (remotecommand's ServeExec), which kube-apiserver's translator (v5), whose
+    SPDY client reads it as a plain error, wraps in an internal error of its own."""
+    outcome = internal_error(f"error executing command in container: {error}")
+    return internal_error(outcome["message"]) if translated else outcome
 
 
 class Inbox:

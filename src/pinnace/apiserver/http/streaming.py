@@ -9,7 +9,9 @@ v1.32 serves them, and pods/portforward (`portforward`).
 - Any other (the Python client's `v4.channel.k8s.io`) is proxied to the kubelet's WebSocket
   server: a failure to start is the kubelet's plain-text HTTP 500 instead of the upgrade.
 
-Either way the session ends with the command's Status on the error channel and a close.
+Either way the session ends with the command's Status on the error channel and a close: its
+exit code, or the internal error of a command the runtime could not start (a program its
+image lacks: `pinnace.kubelet.image_files`), wrapped once more by the translator.
 
 A request for exec or attach that is not a WebSocket one is SPDY/3.1 (kubectl's fallback when
 the WebSocket upgrade fails, `KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false`, older clients), which
@@ -42,6 +44,7 @@ from pinnace.api.streams import (
     STDERR,
     STDIN,
     STDOUT,
+    ExecFailed,
     Session,
     StreamError,
     StreamIO,
@@ -60,6 +63,7 @@ from pinnace.apiserver.http.channels import (
     V5,
     Framing,
     Inbox,
+    exec_failed,
     exit_status,
     internal_error,
     negotiate,
@@ -135,14 +139,26 @@ async def serve_session(
     started = _start(node, subresource, pod, options, translated)
     if not translated:
         await _open(ws, framing, options)
-    if isinstance(started, dict):
-        outcome = started
-    else:
-        code = await _run(_Channels(ws, framing, options), started)
-        if code is None:
-            return  # the client went away
-        outcome = SUCCESS if code == 0 else exit_status(options.command, code, translated)
-    await _end(ws, framing, outcome)
+    outcome = (
+        started
+        if isinstance(started, dict)
+        else await _outcome(_Channels(ws, framing, options), started, options, translated)
+    )
+    if outcome is not None:  # else the client went away
+        await _end(ws, framing, outcome)
+
+
+async def _outcome(
+    channels: _Channels | _SpdyStreams, session: Session, options: StreamOptions, translated: bool
+) -> Status | None:
+    """Run the session (`_run`); the Status it ends with, None when the client went away."""
+    try:
+        code = await _run(channels, session)
+    except ExecFailed as e:
+        return exec_failed(str(e), translated)
+    if code is None:
+        return None
+    return SUCCESS if code == 0 else exit_status(options.command, code, translated)
 
 
 async def _end(ws: WebSocket, framing: Framing, outcome: Status) -> None:
@@ -355,9 +371,8 @@ async def _spdy_session(
     send the outcome on the error stream, end every stream and go away."""
     streams = _SpdyStreams(connection, options, protocol)
     try:
-        code = await _run(streams, streams.started(session))
-        if code is not None:
-            outcome = SUCCESS if code == 0 else exit_status(options.command, code, False)
+        outcome = await _outcome(streams, streams.started(session), options, False)
+        if outcome is not None:
             await streams.finish(Framing(protocol).status(outcome))
     except (OSError, spdy.ProtocolError):
         pass  # the client went away, or spoke something else: nothing to tell it

@@ -87,6 +87,8 @@ class WritableFiles(dict[str, str]):
     """The files of an emptyDir volume or a container's writable layer: containers write them.
     `sizes` counts what was written to each file in all, of which the content keeps the end."""
 
+    __slots__ = ("sizes",)  # a node keeps two or three for each pod (its /etc files, layers)
+
     def __init__(self) -> None:
         super().__init__()
         self.sizes: dict[str, int] = {}

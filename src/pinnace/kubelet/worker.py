@@ -794,7 +794,7 @@ class PodWorker:
         failures = self.volumes.mount(
             pod, host.sources, host.tokens, host.node_allocatable, waiting
         )
-        self._mount_failures = list(failures.values())
+        self._mount_failures = tuple(failures.values())  # most pods: the empty one, shared
         if failures and backoff is None:
             backoff = self._mount_backoff = MountBackoff()  # only a failing pod pays for one
         if backoff is not None:

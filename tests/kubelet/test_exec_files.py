@@ -4,14 +4,17 @@ in the container's writable layer for the next exec until the container restarts
 
 from __future__ import annotations
 
+import gc
 import io
 import tarfile
 from typing import Any
 
-from tests.kubelet.conftest import Node, pod
+from tests.kubelet.conftest import PODS, Node, pod
 from tests.kubelet.test_exec import Terminal
 
+from pinnace.api.options import DeleteOptions
 from pinnace.api.streams import STDERR, StreamOptions
+from pinnace.kubelet.worker import PodWorker
 
 
 def exec_(node: Node, name: str, *argv: str, stdin: bytes = b"") -> tuple[int, Terminal]:
@@ -52,3 +55,29 @@ def test_tar_xf_on_stdin_unpacks_into_the_container_for_cat_and_tar_cf(node: Nod
     code, _ = exec_(node, "web", "tar", "-xmf", "-", "-C", "/srv", stdin=buffer.getvalue())
     assert code == 0
     assert exec_(node, "web", "cat", "/srv/notes.txt")[1].text() == "hello\n"
+
+
+def test_a_deleted_pods_worker_goes_with_it_though_an_exec_read_its_subpath_files(
+    node: Node,
+) -> None:
+    """A running container keeps its subPath files for the commands exec'd in it; what brings
+    them up to date must not hold the pod's worker, or the two would hold each other, and a
+    node would keep the worker of every pod it ever ran until the cyclic collector runs."""
+    body = restarting("web", 600)
+    body["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    body["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "scratch", "mountPath": "/data", "subPath": "data"}
+    ]
+    uid = node.create_pod(body)["metadata"]["uid"]
+    node.settle(5)
+    assert exec_(node, "web", "sh", "-c", "echo hi > /data/x")[0] == 0
+    assert exec_(node, "web", "cat", "/data/x")[1].text() == "hi\n"
+    gc.collect()  # what earlier tests left
+    gc.disable()
+    try:
+        node.run(node.client.delete(PODS, "default", "web", DeleteOptions(grace_period_seconds=0)))
+        node.settle(5)
+        assert uid not in node.agent.workers
+        assert not [o for o in gc.get_objects() if isinstance(o, PodWorker) and o.uid == uid]
+    finally:
+        gc.enable()

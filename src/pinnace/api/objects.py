@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import orjson
 
 Object = dict[str, Any]
 T = TypeVar("T")
+V = TypeVar("V")
 
 
 def clone(obj: Object) -> Object:
@@ -45,7 +46,9 @@ class Remembered(Generic[T]):
 
     def __init__(self, size: int, *, only_returning: bool = False) -> None:
         self._size = size
-        self._answers: dict[Hashable, T] = {}
+        self._answers: dict[Hashable, tuple[Hashable, T]] = {}
+        """By key, the key as kept (`_kept`: the one looked up with may not be) and the
+        answer."""
         self._offered_once: dict[int, None] | None = {} if only_returning else None
 
     def returning(self, key: Hashable) -> bool:
@@ -67,16 +70,30 @@ class Remembered(Generic[T]):
 
     def get(self, key: Hashable) -> T | None:
         answers = self._answers
-        answer = answers.pop(key, None)
-        if answer is not None:
-            answers[key] = answer  # now the most recently used
-        return answer
+        entry = answers.pop(key, None)
+        if entry is None:
+            return None
+        answers[entry[0]] = entry  # now the most recently used
+        return entry[1]
 
     def put(self, key: Hashable, answer: T) -> None:
         answers = self._answers
         if len(answers) >= self._size and key not in answers:
             del answers[next(iter(answers))]
-        answers[key] = answer
+        kept = _kept(key)
+        answers[kept] = (kept, _kept(answer))
+
+
+def _kept(value: V) -> V:
+    """`value` as a memo keeps it: a bytes, or the bytes in a tuple, copied at its length.
+    orjson (3.12 on) returns a text in a buffer of at least 4 KB whatever its length, so
+    thousands of remembered texts of a few hundred bytes would each hold 4 KB."""
+    held: Any = value
+    if type(held) is bytes:
+        return cast(V, memoryview(held).tobytes())
+    if type(held) is tuple and bytes in map(type, held):
+        return cast(V, tuple(memoryview(v).tobytes() if type(v) is bytes else v for v in held))
+    return value
 
 
 def meta(obj: Object) -> dict[str, Any]:

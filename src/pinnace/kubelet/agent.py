@@ -884,11 +884,12 @@ class NodeAgent:
         worker = self.workers.get(uid)
         return worker is not None and not worker.config_blocked
 
-    def files_read(self, worker: PodWorker) -> None:
+    def files_read(self, uid: str) -> None:
         """Set up the pod's token volumes again if refreshes were made since (the simulated
         mode's, `TokenManager.defer`)."""
         manager = self.token_manager
-        if manager.files_stale(worker.uid):
+        worker = self.workers.get(uid)
+        if worker is not None and manager.files_stale(uid):
             pod = worker.read_pod()
             worker.volumes.renew_tokens(
                 pod, self.sources, self.tokens, manager.first_token, self.node_allocatable

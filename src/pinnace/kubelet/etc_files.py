@@ -26,6 +26,7 @@ for the pod's life.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -125,5 +126,5 @@ def etc_files(pod: Mapping[str, Any], pod_ip: str) -> WritableFiles:
     files = WritableFiles()
     files["hosts"] = hosts_file(pod, pod_ip)
     files["hostname"] = container_hostname(pod) + "\n"
-    files["resolv.conf"] = resolv_conf(pod)
+    files["resolv.conf"] = sys.intern(resolv_conf(pod))  # one for a namespace's pods
     return files

@@ -53,7 +53,7 @@ from pinnace.resources.pod import containers
 
 if TYPE_CHECKING:
     from pinnace.kubelet.behaviour import ContainerBehaviour, ContainerUsage
-    from pinnace.kubelet.shell import LogStream, Output, ShellContext
+    from pinnace.kubelet.shell import LogStream, Output, StartContext
     from pinnace.kubelet.volumes import WritableFiles
 
 EXIT_CODE_SIGKILL = 137
@@ -151,10 +151,11 @@ class ContainerStatus:
     layer: WritableFiles | None = None
     """Its writable layer: what its commands, and commands exec'd in it, write outside its
     volumes (the kubelet gives it when it starts the run)."""
-    context: ShellContext | None = None
-    """What its commands see, made once for the run (the kubelet's, or at the first exec):
-    a command exec'd in it inherits the environment the container started with and sees the
-    subPath files as they were then, whatever its ConfigMaps and Secrets say since."""
+    context: StartContext | None = None
+    """What the run keeps of its commands' context, made once for it (at its start, or at
+    the first exec): a command exec'd in it inherits the environment the container started
+    with and sees the subPath files as they were then, whatever its ConfigMaps and Secrets say
+    since. Dropped when the run ends: nothing is exec'd in an exited container."""
 
     @property
     def state(self) -> ContainerState:
@@ -686,6 +687,7 @@ class SimulatedRuntime(ContainerRuntime):
             reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR),
             message,
         )
+        running.context = None
         return running
 
     def _print_later(self, status: ContainerStatus, stream: LogStream, since: float) -> None:

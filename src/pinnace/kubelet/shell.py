@@ -170,6 +170,20 @@ class ShellContext:
     `pinnace.kubelet.image_files`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class StartContext:
+    """What a running container keeps of the context its command started in, for the commands
+    exec'd in it, which inherit its process's environment and mounts (a node keeps one for
+    every container it runs): the environment, one tuple for all the runs given the same
+    one, and the files only when a subPath mount copied some at the start. The rest of a
+    `ShellContext` is the node's and the pod's as they are now, made again at each exec."""
+
+    environment: tuple[tuple[str, str], ...]
+    """The variables the kubelet gave the container, in order."""
+    files: Filesystem | None = None
+    """Its files, when they hold copies made at the start; None: its volumes are live."""
+
+
 WebGet = Callable[[str], tuple[str, str]]
 """A URL -> (the body it answers, "") or ("", wget's error)."""
 Output = str | Callable[[], object]

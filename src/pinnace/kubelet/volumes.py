@@ -87,6 +87,8 @@ class WritableFiles(dict[str, str]):
     """The files of an emptyDir volume or a container's writable layer: containers write them.
     `sizes` counts what was written to each file in all, of which the content keeps the end."""
 
+    __slots__ = ("sizes",)  # a node keeps two or three for each pod (its /etc files, layers)
+
     def __init__(self) -> None:
         super().__init__()
         self.sizes: dict[str, int] = {}
@@ -661,7 +663,7 @@ class PodVolumes:
         subPath mount copies them). Raises ConfigError when a mount's subPathExpr cannot be
         expanded."""
         volume_mounts = container.get("volumeMounts") or ()
-        if any(mount.get("subPath") or mount.get("subPathExpr") for mount in volume_mounts):
+        if mounts_sub_path(container):
             before_read()
         mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
         mounts += [(f"/etc/{name}", MountedFile(etc, name)) for name in etc]
@@ -678,6 +680,14 @@ class PodVolumes:
                 mounted = ReadOnly(mounted)
             mounts.append((path, mounted))
         return Filesystem(mounts, before_read)
+
+
+def mounts_sub_path(container: Mapping[str, Any]) -> bool:
+    """Whether a volumeMount of `container` takes a subPath (or a subPathExpr): only then
+    do its files hold copies made when it started."""
+    return any(
+        m.get("subPath") or m.get("subPathExpr") for m in container.get("volumeMounts") or ()
+    )
 
 
 def _sub_path_files(files: Files, sub_path: str) -> Mapping[str, str]:

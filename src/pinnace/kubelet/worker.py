@@ -118,13 +118,15 @@ from pinnace.kubelet.runtime import (
     LinuxContainerResources,
     OnExit,
 )
-from pinnace.kubelet.shell import ShellContext, WebGet
+from pinnace.kubelet.shell import ShellContext, StartContext, WebGet
 from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
 from pinnace.kubelet.volumes import (
     FAILED_MOUNT,
+    Filesystem,
     PodVolumes,
     TokenSource,
     WritableFiles,
+    mounts_sub_path,
 )
 from pinnace.resources.lists import ResourceList
 from pinnace.resources.oom import is_critical_pod
@@ -187,9 +189,9 @@ class PodHost(Protocol):
     def node_allocatable(self) -> ResourceList:
         """The node's allocatable (a downward API resourceFieldRef of a limit not set)."""
 
-    def files_read(self, worker: PodWorker) -> None:
-        """A container of the worker's pod is about to read its files: bring them up to date
-        (the token refreshes the simulated mode made no one see yet)."""
+    def files_read(self, uid: str) -> None:
+        """A container of pod `uid` is about to read its files: bring them up to date (the
+        token refreshes the simulated mode made no one see yet)."""
 
     def status_changed(self, worker: PodWorker) -> None:
         """The worker's status() changed: write it (and delete the pod once terminated)."""
@@ -222,8 +224,8 @@ class _Plan:
     post_start: HookRun | None = None
     pre_stop: HookRun | None = None
     outcomes: Mapping[ProbeType, ProbeOutcomes] | None = None
-    context: ShellContext | None = None
-    """What its commands see, when its start made it (`ContainerStatus.context`)."""
+    context: StartContext | None = None
+    """What it keeps of its context, when its start made it (`ContainerStatus.context`)."""
 
 
 def _container_specs(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -243,6 +245,9 @@ def _transitions(conditions: Iterable[Mapping[str, Any]]) -> tuple[str | None, .
 
 
 _TRANSITIONS: Interned[tuple[str | None, ...]] = Interned(1024)
+_ENVIRONMENTS: Interned[tuple[tuple[str, str], ...]] = Interned(1024)
+"""What the running containers keep of their environments (`StartContext`): the pods of one
+template are given the same."""
 
 
 def _conditions(transitions: Sequence[str | None]) -> list[dict[str, Any]]:
@@ -791,7 +796,7 @@ class PodWorker:
         failures = self.volumes.mount(
             pod, host.sources, host.tokens, host.node_allocatable, waiting
         )
-        self._mount_failures = list(failures.values())
+        self._mount_failures = tuple(failures.values())  # most pods: the empty one, shared
         if failures and backoff is None:
             backoff = self._mount_backoff = MountBackoff()  # only a failing pod pays for one
         if backoff is not None:
@@ -917,30 +922,44 @@ class PodWorker:
 
     def _behaviour(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
-    ) -> tuple[ContainerBehaviour, ShellContext | None]:
-        """Container `name`'s model for a run over `layer`, and what its commands see when
-        that had to be made now (it has a command, or an environment that may fail). Raises
-        ConfigError (its environment cannot be made: a missing ConfigMap or Secret) or
-        BehaviourError."""
+    ) -> tuple[ContainerBehaviour, StartContext | None]:
+        """Container `name`'s model for a run over `layer`, and what the run keeps of its
+        context when that had to be made now (it has a command, or an environment that may
+        fail). Raises ConfigError (its environment cannot be made: a missing ConfigMap or
+        Secret) or BehaviourError."""
         unknown = self.host.unknown_command
         command = container_argv(pod, name)
+        if not command and not may_fail(spec):
+            return context_free_behaviour(pod, name, unknown), None
         # a commandless one's creation fails all the same, and exec'd commands inherit it
-        context = self._shell_context(pod, name, spec, layer) if command or may_fail(spec) else None
+        context, kept = self._start_context(pod, name, spec, layer)
         if reads_context(command):
-            return container_behaviour(pod, name, context, unknown), context
-        return context_free_behaviour(pod, name, unknown), context
+            return container_behaviour(pod, name, context, unknown), kept
+        return context_free_behaviour(pod, name, unknown), kept
+
+    def _start_context(
+        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
+    ) -> tuple[ShellContext, StartContext]:
+        """What container `name`'s commands see at the start of a run over the writable
+        `layer`, and what the run keeps of it. Raises ConfigError."""
+        env = self.host.container_environment(pod, name, self.pod_ip)
+        files = self._filesystem(pod, spec, env, layer)
+        kept = StartContext(
+            _ENVIRONMENTS(tuple(env.items())), files if mounts_sub_path(spec) else None
+        )
+        return self._shell_context(pod, spec, env, files), kept
 
     def _shell_context(
-        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
+        self,
+        pod: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        environment: Mapping[str, str],
+        files: Filesystem,
     ) -> ShellContext:
-        """What container `name`'s commands see: its environment and files, over the
-        writable `layer` of its run."""
-        env = self.host.container_environment(pod, name, self.pod_ip)
-        if self._etc is None:
-            self._etc = etc_files(pod, self.pod_ip)
+        """What the commands of container `spec` see, with its `environment` and `files`."""
         return ShellContext(
-            env,
-            self.volumes.filesystem(spec, env, layer, self._etc, self._files_read),
+            environment,
+            files,
             self.host.clock.now,
             container_hostname(pod),
             web=self.host.web(self.namespace),
@@ -949,8 +968,21 @@ class PodWorker:
             image=str(spec.get("image") or ""),
         )
 
-    def _files_read(self) -> None:
-        self.host.files_read(self)
+    def _filesystem(
+        self,
+        pod: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        environment: Mapping[str, str],
+        layer: WritableFiles,
+    ) -> Filesystem:
+        """The files of container `spec` over the writable `layer` of its run. Raises
+        ConfigError (a subPathExpr that `environment` cannot expand)."""
+        if self._etc is None:
+            self._etc = etc_files(pod, self.pod_ip)
+        # By the pod's uid, not this worker: a running container keeps its files, and its
+        # run outlives the worker (the runtime's record of it).
+        files_read = functools.partial(self.host.files_read, self.uid)
+        return self.volumes.filesystem(spec, environment, layer, self._etc, files_read)
 
     def exec_context(self, name: str) -> ShellContext | None:
         """What a command exec'd in container `name` sees; None unless it runs."""
@@ -974,13 +1006,10 @@ class PodWorker:
                 layer = c.current.layer
                 if layer is None:  # a run the kubelet did not start: none given
                     layer = c.current.layer = WritableFiles()
-                context = c.current.context
-                if context is None:
-                    try:
-                        context = self._shell_context(pod, name, spec, layer)
-                    except ConfigError:
-                        return None
-                    c.current.context = context
+                try:
+                    context = self._exec_context(c.current, pod, spec, layer)
+                except ConfigError:
+                    return None
                 argv = expand_command(container_argv(pod, name), context.environment)
                 runtime, current = self.host.runtime, c.current.id
                 return Attached(
@@ -992,6 +1021,25 @@ class PodWorker:
                     functools.partial(runtime.hold_output, current),
                 )
         return None
+
+    def _exec_context(
+        self,
+        run: ContainerStatus,
+        pod: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        layer: WritableFiles,
+    ) -> ShellContext:
+        """What a command exec'd in the running `run` of container `spec` sees: what the run
+        kept of its start (made now, and kept, for one whose start made none), with the pod's
+        volumes as they are now. Raises ConfigError."""
+        if run.context is None:
+            context, run.context = self._start_context(pod, run.name, spec, layer)
+            return context
+        env = dict(run.context.environment)
+        files = run.context.files
+        if files is None:
+            files = self._filesystem(pod, spec, env, layer)
+        return self._shell_context(pod, spec, env, files)
 
     def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:
         c.pre_stop = plan.pre_stop

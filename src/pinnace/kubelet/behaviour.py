@@ -68,12 +68,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api.core.pod_shape import container_named
+from pinnace.api.objects import Remembered
 from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, SERVERS, CommandRun, UnknownOutcome
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import image_repository
 from pinnace.kubelet.shapes import ShapeMemo
-from pinnace.kubelet.shell import LogStream, ShellContext, script_run
+from pinnace.kubelet.shell import LogStream, ScriptRun, ShellContext, script_run
 from pinnace.kubelet.usage import Curve, UsageSyntaxError, parse_curve
 
 ANNOTATION_PREFIX = "sim.pinnace.dev/"
@@ -169,7 +170,7 @@ def container_behaviour(
     if context is not None:
         argv = expand_command(argv, context.environment)
         context = dataclasses.replace(context, unknown=outcome)
-    script = script_run(argv, context)
+    script = script_run(argv, context) if context is not None else _context_free_script(argv)
     not_modelled = ""
     if script is None:
         command = CommandRun(
@@ -213,6 +214,26 @@ def container_behaviour(
 
 
 _SHARED: Interned[ContainerBehaviour] = Interned()
+
+
+def _context_free_script(argv: Sequence[str]) -> ScriptRun | None:
+    """`script_run(argv)` with no context, remembered by `argv` when it ends and only prints
+    lines: its model then depends on nothing else, and its callers only read it (an endless
+    loop's state and a write into a file are each run's own, so such a script is made anew)."""
+    key = tuple(argv)
+    script = _SCRIPTS.get(key)
+    if script is None:
+        script = script_run(argv)
+        if script is not None and _shareable(script):
+            _SCRIPTS.put(key, script)
+    return script
+
+
+def _shareable(script: ScriptRun) -> bool:
+    return script.endless is None and all(isinstance(line, str) for _, line in script.lines)
+
+
+_SCRIPTS: Remembered[ScriptRun] = Remembered(1024)
 
 
 def _stop_exit_code(modelled: int | None, stop_annotated: bool) -> int | None:

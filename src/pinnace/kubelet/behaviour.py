@@ -272,6 +272,47 @@ def is_model_annotation(name: str) -> bool:
 
 _CONTEXT_FREE: ShapeMemo[ContainerBehaviour] = ShapeMemo(1024, is_model_annotation)
 
+PEAK_KEYS = frozenset((MEMORY, EPHEMERAL_STORAGE, PIDS, LOG))
+"""The model's keys its peaks (memory, disk with the log, PIDs) read; the other keys change
+them only by failing to parse (no model at all)."""
+
+
+def _model_key(name: str) -> str:
+    """The model's key an annotation sets, without its container's suffix."""
+    return ANNOTATION_PREFIX + name[len(ANNOTATION_PREFIX) :].split(".", 1)[0]
+
+
+def is_peak_annotation(name: str) -> bool:
+    """Whether the annotation `name` sets one of `PEAK_KEYS`, for any container."""
+    return name.startswith(ANNOTATION_PREFIX) and _model_key(name) in PEAK_KEYS
+
+
+def others_parse(pod: Mapping[str, Any]) -> bool:
+    """Whether the value of each of the pod's model annotations but those of `PEAK_KEYS`
+    parses, whichever container it is for: then none of them keeps any container's model
+    from being made, and its peaks are those of the pods of its shape and peak annotations."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    try:
+        for name, text in annotations.items():
+            if name.startswith(ANNOTATION_PREFIX):
+                check = _CHECKS.get(_model_key(name))
+                if check is not None:
+                    check(name, str(text))
+    except BehaviourError:
+        return False
+    return True
+
+
+_CHECKS: Mapping[str, Callable[[str, str], object]] = {
+    RUN_SECONDS: lambda key, text: _run_seconds(key, text),
+    EXIT_CODE: lambda key, text: _exit_code(key, text),
+    STOP_SECONDS: lambda key, text: _seconds(key, text),
+    CPU: lambda key, text: _curve(key, text, "cpu"),
+    UNKNOWN_RUN_SECONDS: lambda key, text: _run_seconds(key, text),
+    UNKNOWN_EXIT_CODE: lambda key, text: _exit_code(key, text),
+}
+"""How `container_behaviour` parses each key other than those of `PEAK_KEYS`."""
+
 
 def _model_annotations(pod: Mapping[str, Any], container: str) -> dict[str, tuple[str, str]]:
     """The model's annotations that apply to `container`, by key without the container's

@@ -4,13 +4,14 @@ share their answers, and a pod that differs in anything those answers read gets 
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 from tests.client.conftest import CONFIG_MAPS, config_map
 from tests.kubelet.conftest import Node, pod
 
 from pinnace.kubelet.admission import PodDemand
-from pinnace.kubelet.behaviour import is_model_annotation
+from pinnace.kubelet.behaviour import CPU, RUN_SECONDS, is_model_annotation
 from pinnace.kubelet.eviction import UsageCeiling
 from pinnace.kubelet.shapes import ShapeMemo, shape_key
 
@@ -128,3 +129,20 @@ def test_a_container_without_a_command_still_waits_for_its_environment(node: Nod
     state = node.get_pod("plain")["status"]["containerStatuses"][0]["state"]
     assert state["waiting"]["reason"] == "CreateContainerConfigError"
     assert state["waiting"]["message"].startswith("annotation sim.pinnace.dev/run-seconds")
+
+
+def test_a_ceiling_reads_the_other_model_annotations_only_for_whether_they_parse() -> None:
+    """Pods of a template that differ in their drawn run time and CPU share one ceiling; one
+    whose run time, or one container's CPU, does not parse has none (it may be fixed any time),
+    and a container's own value that parses wins over the pod's that does not."""
+    first, second, broken, mended, bad_cpu = (templated(f"p{i}", str(i)) for i in range(5))
+    first["metadata"]["annotations"] |= {RUN_SECONDS: "5", CPU: "100m"}
+    second["metadata"]["annotations"] |= {RUN_SECONDS: "7", CPU: "300m"}
+    broken["metadata"]["annotations"] |= {RUN_SECONDS: "soon"}
+    mended["metadata"]["annotations"] |= {RUN_SECONDS: "soon", f"{RUN_SECONDS}.app": "3"}
+    bad_cpu["metadata"]["annotations"] |= {f"{CPU}.app": "lots"}
+    for _ in range(2):  # the second time, from memory
+        assert UsageCeiling.of(first).memory == UsageCeiling.of(second).memory == 100 << 20
+        assert UsageCeiling.of(broken).memory == math.inf
+        assert UsageCeiling.of(mended).memory == 100 << 20
+        assert UsageCeiling.of(bad_cpu).memory == math.inf

@@ -68,12 +68,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api.core.pod_shape import container_named
+from pinnace.api.objects import Remembered
 from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, SERVERS, CommandRun, UnknownOutcome
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import image_repository
 from pinnace.kubelet.shapes import ShapeMemo
-from pinnace.kubelet.shell import LogStream, ShellContext, script_run
+from pinnace.kubelet.shell import LogStream, ScriptRun, ShellContext, script_run
 from pinnace.kubelet.usage import Curve, UsageSyntaxError, parse_curve
 
 ANNOTATION_PREFIX = "sim.pinnace.dev/"
@@ -169,7 +170,7 @@ def container_behaviour(
     if context is not None:
         argv = expand_command(argv, context.environment)
         context = dataclasses.replace(context, unknown=outcome)
-    script = script_run(argv, context)
+    script = script_run(argv, context) if context is not None else _context_free_script(argv)
     not_modelled = ""
     if script is None:
         command = CommandRun(
@@ -215,6 +216,26 @@ def container_behaviour(
 _SHARED: Interned[ContainerBehaviour] = Interned()
 
 
+def _context_free_script(argv: Sequence[str]) -> ScriptRun | None:
+    """`script_run(argv)` with no context, remembered by `argv` when it ends and only prints
+    lines: its model then depends on nothing else, and its callers only read it (an endless
+    loop's state and a write into a file are each run's own, so such a script is made anew)."""
+    key = tuple(argv)
+    script = _SCRIPTS.get(key)
+    if script is None:
+        script = script_run(argv)
+        if script is not None and _shareable(script):
+            _SCRIPTS.put(key, script)
+    return script
+
+
+def _shareable(script: ScriptRun) -> bool:
+    return script.endless is None and all(isinstance(line, str) for _, line in script.lines)
+
+
+_SCRIPTS: Remembered[ScriptRun] = Remembered(1024)
+
+
 def _stop_exit_code(modelled: int | None, stop_annotated: bool) -> int | None:
     """A container said to stop some seconds after its SIGTERM (`STOP_SECONDS`) does, dying of
     the signal if its command's PID 1 would not have stopped on it."""
@@ -250,6 +271,47 @@ def is_model_annotation(name: str) -> bool:
 
 
 _CONTEXT_FREE: ShapeMemo[ContainerBehaviour] = ShapeMemo(1024, is_model_annotation)
+
+PEAK_KEYS = frozenset((MEMORY, EPHEMERAL_STORAGE, PIDS, LOG))
+"""The model's keys its peaks (memory, disk with the log, PIDs) read; the other keys change
+them only by failing to parse (no model at all)."""
+
+
+def _model_key(name: str) -> str:
+    """The model's key an annotation sets, without its container's suffix."""
+    return ANNOTATION_PREFIX + name[len(ANNOTATION_PREFIX) :].split(".", 1)[0]
+
+
+def is_peak_annotation(name: str) -> bool:
+    """Whether the annotation `name` sets one of `PEAK_KEYS`, for any container."""
+    return name.startswith(ANNOTATION_PREFIX) and _model_key(name) in PEAK_KEYS
+
+
+def others_parse(pod: Mapping[str, Any]) -> bool:
+    """Whether the value of each of the pod's model annotations but those of `PEAK_KEYS`
+    parses, whichever container it is for: then none of them keeps any container's model
+    from being made, and its peaks are those of the pods of its shape and peak annotations."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    try:
+        for name, text in annotations.items():
+            if name.startswith(ANNOTATION_PREFIX):
+                check = _CHECKS.get(_model_key(name))
+                if check is not None:
+                    check(name, str(text))
+    except BehaviourError:
+        return False
+    return True
+
+
+_CHECKS: Mapping[str, Callable[[str, str], object]] = {
+    RUN_SECONDS: lambda key, text: _run_seconds(key, text),
+    EXIT_CODE: lambda key, text: _exit_code(key, text),
+    STOP_SECONDS: lambda key, text: _seconds(key, text),
+    CPU: lambda key, text: _curve(key, text, "cpu"),
+    UNKNOWN_RUN_SECONDS: lambda key, text: _run_seconds(key, text),
+    UNKNOWN_EXIT_CODE: lambda key, text: _exit_code(key, text),
+}
+"""How `container_behaviour` parses each key other than those of `PEAK_KEYS`."""
 
 
 def _model_annotations(pod: Mapping[str, Any], container: str) -> dict[str, tuple[str, str]]:

@@ -38,7 +38,12 @@ from typing import Any, Protocol
 from pinnace.api.core.pod_shape import pod_containers
 from pinnace.api.stats import PodStats, Summary
 from pinnace.kubelet.admission import ADMITTED, AdmitResult
-from pinnace.kubelet.behaviour import BehaviourError, container_behaviour, is_model_annotation
+from pinnace.kubelet.behaviour import (
+    BehaviourError,
+    container_behaviour,
+    is_peak_annotation,
+    others_parse,
+)
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.eviction_ranking import RankedPod, rank_for_eviction
 from pinnace.kubelet.eviction_signals import (
@@ -178,7 +183,10 @@ class UsageCeiling:
         """The pod's, every container counted as running (an upper bound); unbounded when
         its model does not parse, as it may be fixed any time. The agent keeps one for every
         pod: pods whose ceilings are equal share one, and it is worked out once for all the
-        pods of a shape (`pinnace.kubelet.shapes`: it reads none of the rest)."""
+        pods of a shape and peak annotations (`pinnace.kubelet.shapes`: it reads none of the
+        rest, and of the other model annotations only whether they parse)."""
+        if not others_parse(pod):
+            return _CEILINGS(cls._of(pod))
         return _CEILINGS_BY_SHAPE.of(pod, lambda: _CEILINGS(cls._of(pod)))
 
     @classmethod
@@ -206,7 +214,7 @@ class UsageCeiling:
 
 
 _CEILINGS: Interned[UsageCeiling] = Interned()
-_CEILINGS_BY_SHAPE: ShapeMemo[UsageCeiling] = ShapeMemo(1024, is_model_annotation)
+_CEILINGS_BY_SHAPE: ShapeMemo[UsageCeiling] = ShapeMemo(1024, is_peak_annotation)
 
 
 @dataclass(frozen=True)

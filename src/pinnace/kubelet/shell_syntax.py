@@ -8,6 +8,7 @@ Anything else (`case`, functions, subshells, background jobs) raises NotUndersto
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -340,6 +341,9 @@ def _is_assignment_start(part: Part) -> bool:
     return kind == "lit" and not quoted and text.endswith("=") and bool(NAME.fullmatch(text[:-1]))
 
 
+# The pods of a template run one script: each text is parsed once (the shell only reads
+# the commands).
+@functools.lru_cache(maxsize=1024)
 def parse(text: str) -> list[AndOr]:
-    """The commands of a script. Raises NotUnderstood."""
+    """The commands of a script, to be read only. Raises NotUnderstood."""
     return _Parser(text).parse()

@@ -233,6 +233,9 @@ SHAPES = (
 )
 
 
+# Curves are immutable: the pods of a workload repeat a few hundred annotation values (a
+# drawn usage in millicores), each parsed once.
+@functools.lru_cache(maxsize=4096)
 def parse_curve(text: str, resource: str) -> Curve:
     """A curve from its annotation text; amounts in the units `amount` gives `resource`.
     Raises UsageSyntaxError."""

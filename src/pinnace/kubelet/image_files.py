@@ -29,10 +29,18 @@ from collections.abc import Sequence
 from pinnace.kubelet.behaviour import IMAGE_COMMANDS
 from pinnace.kubelet.runtime import image_reference, image_repository
 
-SCRATCH_REPOSITORIES = ("registry.k8s.io/pause", "k8s.gcr.io/pause", "gcr.io/distroless/")
-"""Repositories (a trailing / for all under it) whose images hold their own program and no
-shell or utilities: the pause image (/pause) and Google's distroless images, but for their
-`debug` tags, which add busybox."""
+SCRATCH_REPOSITORIES = (
+    "registry.k8s.io/pause",
+    "k8s.gcr.io/pause",
+    "gcr.io/distroless/static*",
+    "gcr.io/distroless/base*",
+    "gcr.io/distroless/cc*",
+)
+"""Repositories (a trailing * for all that begin so) whose images hold their own program and
+no shell or utilities: the pause image (/pause) and Google's distroless images that carry no
+language runtime (static, base and cc, of every Debian release), but for their `debug` tags,
+which add busybox. The distroless images of a language (python3, java, nodejs) carry its
+interpreter, which the shell model stands in for."""
 
 
 def exec_error(image: str, argv: Sequence[str]) -> str | None:
@@ -77,7 +85,7 @@ def _lacking(image: str, argv: Sequence[str]) -> str | None:
 def _scratch(image: str) -> bool:
     repository = image_repository(image)
     if not any(
-        repository == r or (r.endswith("/") and repository.startswith(r))
+        repository == r or (r.endswith("*") and repository.startswith(r[:-1]))
         for r in SCRATCH_REPOSITORIES
     ):
         return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar, cast
 
 import orjson
@@ -10,6 +10,7 @@ import orjson
 Object = dict[str, Any]
 T = TypeVar("T")
 V = TypeVar("V")
+K = TypeVar("K", bound=Hashable)
 
 
 def clone(obj: Object) -> Object:
@@ -82,6 +83,24 @@ class Remembered(Generic[T]):
             del answers[next(iter(answers))]
         kept = _kept(key)
         answers[kept] = (kept, _kept(answer))
+
+
+class Shared(dict[K, V]):
+    """`make(key)` by key, worked out once while remembered: `shared[key]`. For what the pods
+    of a workload repeat (their images' names, their tolerations), read on every pod: a hit is
+    a dict's lookup, and a miss past `limit` entries forgets them all, not the least recently
+    used (what `Remembered` keeps track of at a cost a hit pays)."""
+
+    def __init__(self, make: Callable[[K], V], limit: int) -> None:
+        super().__init__()
+        self._make = make
+        self._limit = limit
+
+    def __missing__(self, key: K) -> V:
+        if len(self) >= self._limit:
+            self.clear()
+        value = self[key] = self._make(key)
+        return value
 
 
 def _kept(value: V) -> V:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from pinnace.api.objects import Shared
 from pinnace.resources.lists import scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
 from pinnace.resources.pod import (
@@ -180,22 +181,17 @@ def normalized_image_name(name: str) -> str:
 def _images(spec: Mapping[str, Any]) -> tuple[str, ...]:
     """The images of the init then app containers, normalised (a pod's few images are the
     same few across its workload's pods: each is normalised once)."""
-    images = []
-    for group in _CONTAINER_GROUPS:
-        for container in spec.get(group) or ():
-            image = container.get("image") or ""
-            normalized = _NORMALIZED_IMAGES.get(image)
-            if normalized is None:
-                if len(_NORMALIZED_IMAGES) >= _NORMALIZED_IMAGES_LIMIT:
-                    _NORMALIZED_IMAGES.clear()
-                normalized = _NORMALIZED_IMAGES[image] = normalized_image_name(image)
-            images.append(normalized)
-    return tuple(images)
+    return tuple(
+        [
+            _NORMALIZED_IMAGES[container.get("image") or ""]
+            for group in _CONTAINER_GROUPS
+            for container in spec.get(group) or ()
+        ]
+    )
 
 
 _CONTAINER_GROUPS = ("initContainers", "containers")
-_NORMALIZED_IMAGES: dict[str, str] = {}
-_NORMALIZED_IMAGES_LIMIT = 4096
+_NORMALIZED_IMAGES: Shared[str, str] = Shared(normalized_image_name, 4096)
 
 
 # Pods stamped from one template share their resources; parsing quantities is the costly part

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from pinnace.api.objects import Shared
+
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 
 
@@ -52,14 +54,9 @@ def pod_tolerations(spec: Mapping[str, Any]) -> tuple[Toleration, ...]:
 def _toleration(t: Mapping[str, Any]) -> Toleration:
     # Tolerations are immutable and most pods carry the same few (the default ones): one
     # object is shared by all that read alike.
-    fields = (t.get("key"), t.get("operator"), t.get("value"), t.get("effect"))
-    shared = _SHARED_TOLERATIONS.get(fields)
-    if shared is None:
-        if len(_SHARED_TOLERATIONS) >= _SHARED_TOLERATIONS_LIMIT:
-            _SHARED_TOLERATIONS.clear()
-        shared = _SHARED_TOLERATIONS[fields] = Toleration(*(value or "" for value in fields))
-    return shared
+    return _SHARED_TOLERATIONS[(t.get("key"), t.get("operator"), t.get("value"), t.get("effect"))]
 
 
-_SHARED_TOLERATIONS: dict[tuple[Any, ...], Toleration] = {}
-_SHARED_TOLERATIONS_LIMIT = 1024
+_SHARED_TOLERATIONS: Shared[tuple[Any, ...], Toleration] = Shared(
+    lambda fields: Toleration(*(value or "" for value in fields)), 1024
+)

@@ -89,6 +89,17 @@ def to_core(event: Object) -> Object:
     return core
 
 
+# events.k8s.io/v1's optional fields by their core/v1 names, each written only when set, in
+# the v1 struct's order (regarding and related come between the two groups).
+_NAMED_FROM_CORE = (
+    ("reportingController", "reportingComponent"),
+    ("reportingInstance", "reportingInstance"),
+    ("action", "action"),
+    ("reason", "reason"),
+)
+_DESCRIBED_FROM_CORE = (("note", "message"), ("type", "type"))
+
+
 def from_core(event: Object) -> Object:
     """A stored core/v1 Event as an events.k8s.io/v1 client sees it."""
     get = event.get
@@ -101,21 +112,15 @@ def from_core(event: Object) -> Object:
     out["eventTime"] = get("eventTime")
     if (series := get("series")) is not None:
         out["series"] = series
-    if controller := get("reportingComponent"):
-        out["reportingController"] = controller
-    if instance := get("reportingInstance"):
-        out["reportingInstance"] = instance
-    if action := get("action"):
-        out["action"] = action
-    if reason := get("reason"):
-        out["reason"] = reason
+    for v1_name, core_name in _NAMED_FROM_CORE:
+        if value := get(core_name):
+            out[v1_name] = value
     out["regarding"] = get("involvedObject") or {}
     if (related := get("related")) is not None:
         out["related"] = related
-    if message := get("message"):
-        out["note"] = message
-    if event_type := get("type"):
-        out["type"] = event_type
+    for v1_name, core_name in _DESCRIBED_FROM_CORE:
+        if value := get(core_name):
+            out[v1_name] = value
     out["deprecatedSource"] = get("source") or {}
     out["deprecatedFirstTimestamp"] = get("firstTimestamp")
     out["deprecatedLastTimestamp"] = get("lastTimestamp")

@@ -19,6 +19,7 @@ from pinnace.api.streams import (
 )
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
+from pinnace.apiserver.http.streaming import SESSION_START
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness
 from pinnace.store import MemoryStore
@@ -60,10 +61,15 @@ class Echo:
 
 
 async def exchange(
-    app: APIApp, path: str, query: str, protocols: list[str], client: list[bytes | str]
+    app: APIApp,
+    path: str,
+    query: str,
+    protocols: list[str],
+    client: list[bytes | str],
+    times: list[float] | None = None,
 ) -> list[dict[str, Any]]:
     """What the server sends to a WebSocket client that sends `client`'s messages (then
-    waits for the server to close)."""
+    waits for the server to close); `times` gets the loop's time of each message sent."""
     incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     incoming.put_nowait({"type": "websocket.connect"})
     sent: list[dict[str, Any]] = []
@@ -73,6 +79,8 @@ async def exchange(
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
+        if times is not None:
+            times.append(asyncio.get_running_loop().time())
         if message["type"] == "websocket.accept":
             for data in client:
                 key = "bytes" if isinstance(data, bytes) else "text"
@@ -94,8 +102,10 @@ def serve(
     pod: dict[str, Any] | None = None,
     path: str = EXEC,
     apps: list[APIApp] | None = None,
+    times: list[float] | None = None,
 ) -> list[dict[str, Any]]:
-    """What the server sends (`apps` gets the app, for its metrics)."""
+    """What the server sends (`apps` gets the app, for its metrics; `times`, when each
+    message went)."""
 
     async def scenario() -> list[dict[str, Any]]:
         server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))
@@ -106,7 +116,7 @@ def serve(
         app = APIApp(server, Randomness(1))
         if apps is not None:
             apps.append(app)
-        return await exchange(app, path, query, protocols, client)
+        return await exchange(app, path, query, protocols, client, times)
 
     return asyncio.run(scenario())
 
@@ -140,6 +150,22 @@ def test_kubectl_gets_v5_the_streams_and_the_exit_code_as_a_status() -> None:
     assert error[:1] == b"\x03"  # type: ignore[index]
     assert sent[-1] == {"type": "websocket.close", "code": 1000}
     assert node.asked == [StreamOptions("app", ("sh", "3"), True, True, True, False)]
+
+
+def test_a_sessions_first_frame_leaves_kubectl_time_to_make_its_streams() -> None:
+    """client-go's executor reads before it has made its streams and drops what arrives
+    first; kube-apiserver's dial of the kubelet and the runtime's start leave it that time,
+    and so does a session here, whether it runs or fails to start."""
+    for node, query in (
+        (Echo(), "command=once&command=0&stdin=true&stdout=true"),
+        (Echo("no"), "stdout=1"),
+    ):
+        times: list[float] = []
+        sent = serve(node, query, ["v5.channel.k8s.io"], [b"\x00hi\n"], times=times)
+        kinds = [m["type"] for m in sent]
+        assert kinds[:2] == ["websocket.accept", "websocket.send"]  # the empty frame
+        assert messages(sent)[0] == b"\x01"
+        assert times[2] - times[1] >= SESSION_START
 
 
 def test_the_python_clients_v4_gets_success_as_json_and_text_frames_count_as_binary() -> None:

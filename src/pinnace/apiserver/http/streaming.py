@@ -93,6 +93,14 @@ PROXY_NOT_SERVED = (
 SPDY_REMOTE_COMMAND = (V4, V3, V2, V1)
 """What the kubelet's remotecommand server speaks over SPDY, in its order."""
 Status = dict[str, Any]
+SESSION_START = 0.05
+"""Seconds between the 101 and a session's first frame. kube-apiserver accepts the client's
+WebSocket before it dials the kubelet, whose runtime then starts the process: tens of
+milliseconds pass before any output. client-go's executor (kubectl's) relies on that gap
+without knowing it: its read loop starts before it has made its streams and drops a frame for
+a stream not yet made ("Unknown stream id 1, discarding message", then "error: closed all
+streams"), so a session that answered at once lost its output whenever kubectl's goroutine was
+descheduled for a moment."""
 
 
 def is_streaming(target: ResourceTarget) -> bool:
@@ -471,10 +479,11 @@ def stream_options(query: Query, subresource: str) -> StreamOptions:
 
 async def _open(ws: WebSocket, framing: Framing, options: StreamOptions) -> None:
     """Accept, and tell the client the streams are there with an empty message on the
-    lowest channel it reads."""
+    lowest channel it reads; then give it `SESSION_START` to set its streams up."""
     await ws.accept(framing.protocol)
     lowest = STDOUT if options.stdout else STDERR if options.stderr else ERROR
     await ws.send(framing.encode(lowest, b""))
+    await asyncio.sleep(SESSION_START)
 
 
 class _Channels:

@@ -563,7 +563,20 @@ class NodeAgent:
             self.pod_failed(worker, e)
 
     def pod_updated(self, old: Object, new: Object) -> None:
-        self.pod_added(new)
+        """A change of a pod: taken whole (`_sync_pod`), or only its status when it is a
+        reconcile (`PodWorker.reconciles`: mostly the echo of the agent's own status write),
+        as v1.32's HandlePodReconcile takes it; the status manager then checks whether someone
+        else overwrote the worker's status."""
+        worker = self.workers.get(new["metadata"]["uid"])
+        if worker is None or not worker.reconciles(old, new):
+            self.pod_added(new)
+            return
+        try:
+            worker.reconcile(new)
+            if self.status_manager.overwritten(new, worker):
+                self.status_changed(worker)
+        except Exception as e:
+            self._sync_failed(new, False, e)
 
     def pod_deleted(self, pod: Mapping[str, Any]) -> None:
         uid = pod["metadata"]["uid"]

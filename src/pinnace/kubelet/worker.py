@@ -228,6 +228,22 @@ class _Plan:
     """What it keeps of its context, when its start made it (`ContainerStatus.context`)."""
 
 
+def differs_semantically(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """v1.32's podsDifferSemantically (pkg/kubelet/config/config.go): whether the two versions
+    of a pod differ in spec, labels, annotations or deletion (timestamp, grace period). Its
+    annotations' comparison leaves out the kubelet's own (config.source and the like), which
+    the API's pods have none of; this compares them all, so a change of one only takes the
+    longer way (`PodWorker.update`)."""
+    m, n = old["metadata"], new["metadata"]
+    return (
+        old.get("spec") != new.get("spec")
+        or m.get("labels") != n.get("labels")
+        or m.get("annotations") != n.get("annotations")
+        or m.get("deletionTimestamp") != n.get("deletionTimestamp")
+        or m.get("deletionGracePeriodSeconds") != n.get("deletionGracePeriodSeconds")
+    )
+
+
 def _container_specs(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {c["name"]: c for c in pod_containers(pod.get("spec") or {})}
 
@@ -464,25 +480,51 @@ class PodWorker:
 
     def set_pod(self, pod: Mapping[str, Any]) -> None:
         """Take `pod` as its latest version (packed, and what is read often kept apart)."""
+        m, spec = pod["metadata"], pod.get("spec") or {}
+        self.deleting = bool(m.get("deletionTimestamp"))
+        self.priority: int = spec.get("priority") or 0
+        self.critical = is_critical_pod(pod)
+        self.storage_limited = has_storage_limit(pod)
+        gates = spec.get("readinessGates") or ()
+        self._gates = tuple(g.get("conditionType", "") for g in gates)
+        self._add_ephemerals(spec)
+        self._take_status(pod)
+
+    def reconciles(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        """Whether `new` is for this worker a reconcile of `old`, the version it last took:
+        the same in all that v1.32's config source weighs (podsDifferSemantically: spec,
+        labels, annotations, deletion), so the kubelet takes only its status (checkAndUpdatePod
+        makes it a RECONCILE, which starts no sync of the pod's workers). Only where taking it
+        whole (`update`) would do nothing more: a worker begun, neither deleting, nor waiting
+        for its configuration, nor following its labels in files, nor resizing in place."""
+        return (
+            self.begun
+            and not self.deleting
+            and self.allocation is None
+            and not self.volumes.follows_labels
+            and int(old["metadata"].get("resourceVersion") or 0) == self.resource_version
+            and not self.config_blocked
+            and not differs_semantically(old, new)
+        )
+
+    def reconcile(self, pod: Mapping[str, Any]) -> None:
+        """Take `pod`, a reconcile of the version last taken (`reconciles`): its status."""
+        self._take_status(pod)
+
+    def _take_status(self, pod: Mapping[str, Any]) -> None:
+        """Take the pod's version, status and packed form (`set_pod`)."""
         m, status = pod["metadata"], pod.get("status") or {}
         # An int: half the memory of the string (0: none); mostly the version of the agent's
         # last status write, and then the same int.
         version = int(m.get("resourceVersion") or 0)
         self.resource_version = version if version != self.status_written else self.status_written
-        self.deleting = bool(m.get("deletionTimestamp"))
         self._recorded_phase: str = sys.intern(status.get("phase", PENDING))
         self.qos_class: str = sys.intern(status.get("qosClass") or "")
-        self.priority: int = (pod.get("spec") or {}).get("priority") or 0
-        self.critical = is_critical_pod(pod)
-        self.storage_limited = has_storage_limit(pod)
         conditions = status.get("conditions") or ()
         if not self._reported:
             self._transitions = _transitions(conditions)
         # The API's conditions of others, kept in every status written (mergePodStatus).
         self._foreign = tuple(c for c in conditions if c.get("type") not in KUBELET_CONDITIONS)
-        gates = (pod.get("spec") or {}).get("readinessGates") or ()
-        self._gates = tuple(g.get("conditionType", "") for g in gates)
-        self._add_ephemerals(pod.get("spec") or {})
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
         shared = self.host.packed_pod(pod)

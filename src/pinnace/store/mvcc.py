@@ -366,6 +366,8 @@ class MvccState:
                 return
 
     def _settled_version(self, key: str) -> Version | None:
+        if not self._settled:  # a simulation's store settles nothing
+            return None
         found = self._settled.get(key)
         if found is None:
             return None
@@ -474,12 +476,15 @@ class MvccState:
 
     def _record(self, version: Version) -> None:
         key = version.key
-        held = self._held.pop(key, None) if self._held else None
-        if held is not None:
-            self._pack(*held)  # replaced now
         history = self._history.get(key)
+        if history is not None and self._held:
+            held = self._held.pop(key, None)
+            if held is not None:
+                self._pack(*held)  # replaced now
+                history = self._history[key]
         if history is None:
-            settled = self._settled.pop(key)
+            # A new key, or a settled one: neither is held.
+            settled = self._settled.pop(key) if self._settled else None
             self._keys.add(key)
             if settled is None:
                 self._history[key] = version.stored

@@ -65,6 +65,11 @@ _OWNER_REFERENCES = METADATA.child("ownerReferences")
 _FINALIZERS = METADATA.child("finalizers")
 _DELETION_TIMESTAMP = METADATA.child("deletionTimestamp")
 _MANAGED_FIELDS = METADATA.child("managedFields")
+_RESOURCE_VERSION = METADATA.child("resourceVersion")
+_IMMUTABLE = tuple(
+    (name, METADATA.child(name)) for name in ("name", "namespace", "uid", "creationTimestamp")
+)
+_DELETION_GRACE_PERIOD = METADATA.child("deletionGracePeriodSeconds")
 
 
 def metadata_of(obj: Any) -> tuple[dict[str, Any], list[FieldError]]:
@@ -154,7 +159,7 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     if not new_meta.get("resourceVersion"):
         errs.append(
             field.invalid(
-                METADATA.child("resourceVersion"),
+                _RESOURCE_VERSION,
                 new_meta.get("resourceVersion") or "",
                 "must be specified for an update",
             )
@@ -163,10 +168,8 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     old_generation = old_meta.get("generation") or 0
     if is_int(new_generation) and is_int(old_generation) and new_generation < old_generation:
         errs.append(field.invalid(_GENERATION, new_generation, "must not be decremented"))
-    for name in ("name", "namespace", "uid", "creationTimestamp"):
-        errs += validate_immutable(
-            new_meta.get(name) or "", old_meta.get(name) or "", METADATA.child(name)
-        )
+    for name, path in _IMMUTABLE:
+        errs += validate_immutable(new_meta.get(name) or "", old_meta.get(name) or "", path)
     new_deletion = new_meta.get("deletionTimestamp")
     if new_deletion != old_meta.get("deletionTimestamp"):
         errs.append(
@@ -175,7 +178,7 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     errs += validate_immutable(
         new_meta.get("deletionGracePeriodSeconds"),
         old_meta.get("deletionGracePeriodSeconds"),
-        METADATA.child("deletionGracePeriodSeconds"),
+        _DELETION_GRACE_PERIOD,
     )
     return errs + _validate_common(new_meta)
 

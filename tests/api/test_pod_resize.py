@@ -160,6 +160,34 @@ def test_status_fields_dropped_without_their_gates() -> None:
     assert "allocatedResources" not in status["containerStatuses"][0]
 
 
+def _resized_status(h: Harness) -> dict[str, Any]:
+    entry = {"name": "app", "image": "nginx", "imageID": "", "ready": True, "restartCount": 0}
+    entry |= {"resources": BURSTABLE, "allocatedResources": BURSTABLE["requests"]}
+    patch = {"status": {"containerStatuses": [entry], "resize": "InProgress"}}
+    written = h.call(
+        h.server.patch, PODS, "default", "web", PatchType.MERGE, patch, None, "status"
+    ).obj
+    return written["status"]
+
+
+def test_a_status_write_with_the_gate_off_drops_what_the_resize_reports() -> None:
+    h = harness(FeatureGates())
+    h.call(h.server.create, PODS, "default", pod(BURSTABLE))
+    status = _resized_status(h)
+    assert "resize" not in status
+    assert status["containerStatuses"][0].keys().isdisjoint({"resources", "allocatedResources"})
+
+
+def test_a_status_write_keeps_the_resize_of_a_pod_that_uses_it_after_the_gate_is_off() -> None:
+    h = harness(ON)
+    h.call(h.server.create, PODS, "default", pod(BURSTABLE))  # resizePolicy defaulted
+    h.server.features = FeatureGates()
+    status = _resized_status(h)
+    assert status["resize"] == "InProgress"
+    assert status["containerStatuses"][0]["resources"] == BURSTABLE
+    assert "allocatedResources" not in status["containerStatuses"][0]
+
+
 def test_feature_gates_flag() -> None:
     assert parse_feature_gates("InPlacePodVerticalScaling=true") == ON
     with pytest.raises(ValueError, match="unrecognized feature gate: Nope"):

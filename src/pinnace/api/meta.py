@@ -65,6 +65,11 @@ _OWNER_REFERENCES = METADATA.child("ownerReferences")
 _FINALIZERS = METADATA.child("finalizers")
 _DELETION_TIMESTAMP = METADATA.child("deletionTimestamp")
 _MANAGED_FIELDS = METADATA.child("managedFields")
+_RESOURCE_VERSION = METADATA.child("resourceVersion")
+_IMMUTABLE = tuple(
+    (name, METADATA.child(name)) for name in ("name", "namespace", "uid", "creationTimestamp")
+)
+_DELETION_GRACE_PERIOD = METADATA.child("deletionGracePeriodSeconds")
 
 
 def metadata_of(obj: Any) -> tuple[dict[str, Any], list[FieldError]]:
@@ -154,7 +159,7 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     if not new_meta.get("resourceVersion"):
         errs.append(
             field.invalid(
-                METADATA.child("resourceVersion"),
+                _RESOURCE_VERSION,
                 new_meta.get("resourceVersion") or "",
                 "must be specified for an update",
             )
@@ -163,10 +168,8 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     old_generation = old_meta.get("generation") or 0
     if is_int(new_generation) and is_int(old_generation) and new_generation < old_generation:
         errs.append(field.invalid(_GENERATION, new_generation, "must not be decremented"))
-    for name in ("name", "namespace", "uid", "creationTimestamp"):
-        errs += validate_immutable(
-            new_meta.get(name) or "", old_meta.get(name) or "", METADATA.child(name)
-        )
+    for name, path in _IMMUTABLE:
+        errs += validate_immutable(new_meta.get(name) or "", old_meta.get(name) or "", path)
     new_deletion = new_meta.get("deletionTimestamp")
     if new_deletion != old_meta.get("deletionTimestamp"):
         errs.append(
@@ -175,46 +178,50 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     errs += validate_immutable(
         new_meta.get("deletionGracePeriodSeconds"),
         old_meta.get("deletionGracePeriodSeconds"),
-        METADATA.child("deletionGracePeriodSeconds"),
+        _DELETION_GRACE_PERIOD,
     )
     return errs + _validate_common(new_meta)
 
 
 _COMMON_FIELDS = ("labels", "annotations", "ownerReferences", "finalizers", "managedFields")
+_REMEMBERED_FIELDS = _COMMON_FIELDS[:-1]
+"""What `_common_errors` is keyed by: not managedFields, whose check reads two strings of
+each entry, where writing its text would walk every entry's fieldsV1."""
 _MAX_REMEMBERED_TEXT = 4096
-"""Longer texts (a kubectl last-applied annotation, large managedFields) are one object's."""
+"""Longer texts (a kubectl last-applied annotation) are one object's."""
 _common_errors: Remembered[tuple[FieldError, ...]] = Remembered(1 << 14, only_returning=True)
-"""By the JSON text of the metadata fields `_validate_common` reads, what it found, once the
-same text comes again: the objects of one workload share their labels, annotations and
-owners. Each node's Node and Lease have their own (a hostname label, the Node as the Lease's
-owner), validated again at every heartbeat: room for those of 5,000 nodes and more, or each
-renewal misses and pushes out the workloads' entries. Texts seen once (a pod's own usage
-annotation, managedFields stamped at each write) are not kept: at this size they would hold
-tens of MiB."""
+"""By the JSON text of the metadata fields `_validate_common` reads but managedFields, what
+it found, once the same text comes again: the objects of one workload share their labels,
+annotations and owners. Each node's Node and Lease have their own (a hostname label, the
+Node as the Lease's owner), validated again at every heartbeat: room for those of 5,000
+nodes and more, or each renewal misses and pushes out the workloads' entries. Texts seen
+once (a pod's own usage annotation) are not kept: at this size they would hold tens of
+MiB."""
 
 
 def _validate_common(meta: dict[str, Any]) -> list[FieldError]:
     if meta.keys().isdisjoint(_COMMON_FIELDS):  # an Event's, a Binding's: nothing to check
         return []
-    text = plain_json([meta.get(name) for name in _COMMON_FIELDS])
+    managed = _validate_managed_fields(meta.get("managedFields"), _MANAGED_FIELDS)
+    text = plain_json([meta.get(name) for name in _REMEMBERED_FIELDS])
     if text is None or len(text) > _MAX_REMEMBERED_TEXT:
-        return _common_errors_of(meta)
+        return _common_errors_of(meta) + managed
     known = _common_errors.get(text)
     if known is None:
         known = tuple(_common_errors_of(meta))
         if _common_errors.returning(text):
             _common_errors.put(text, known)
-    return list(known)
+    return [*known, *managed]
 
 
 def _common_errors_of(meta: dict[str, Any]) -> list[FieldError]:
+    """The errors of the fields `_common_errors` remembers (managedFields' come after)."""
     labels, errs = string_map(meta.get("labels"), _LABELS)
     errs += validate_labels(labels, _LABELS)
     annotations, e = string_map(meta.get("annotations"), _ANNOTATIONS)
     errs += e + validate_annotations(annotations, _ANNOTATIONS)
     errs += validate_owner_references(meta.get("ownerReferences"), _OWNER_REFERENCES)
     errs += validate_finalizers(meta.get("finalizers"), _FINALIZERS)
-    errs += _validate_managed_fields(meta.get("managedFields"), _MANAGED_FIELDS)
     return errs
 
 

@@ -49,6 +49,10 @@ TOKEN_REQUEST = Kind(
     model="AuthenticationV1TokenRequest",
 )
 """The body's kind, decoded as the create handler decodes any body."""
+SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
+PODS = catalog.kind("", "pods")
+NODES = catalog.kind("", "nodes")
+SECRETS = catalog.kind("", "secrets")
 DEFAULT_EXPIRATION = 60 * 60
 MIN_EXPIRATION = 10 * 60
 MAX_EXPIRATION = 1 << 32
@@ -123,9 +127,7 @@ async def grant_token(
     errs = validate_token_request(request)
     if errs:
         raise status.invalid(TOKEN_REQUEST.kind, "", errs, AUTHENTICATION)
-    account = _identity(
-        name, await server.uid_of(catalog.kind("", "serviceaccounts"), namespace, name), namespace
-    )
+    account = _identity(name, await server.uid_of(SERVICE_ACCOUNTS, namespace, name), namespace)
     tokens = server.service_account_tokens
     spec = request["spec"]
     if not spec.get("audiences"):
@@ -169,7 +171,7 @@ async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> B
     group = api_version.rpartition("/")[0]
     name = ref.get("name") or ""
     if group == "" and kind == "Pod":
-        pod = await server.get(catalog.kind("", "pods"), namespace, name)
+        pod = await server.get(PODS, namespace, name)
         if pod["spec"].get("serviceAccountName", "") != account:
             raise status.bad_request(
                 f'cannot bind token for serviceaccount "{account}" to pod running with '
@@ -177,10 +179,10 @@ async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> B
             )
         found, bound = pod, Bound(pod=pod, node=await _node(server, pod))
     elif group == "" and kind == "Node":
-        found = await server.get(catalog.kind("", "nodes"), "", name)
+        found = await server.get(NODES, "", name)
         bound = Bound(node=found)
     elif group == "" and kind == "Secret":
-        found = await server.get(catalog.kind("", "secrets"), namespace, name)
+        found = await server.get(SECRETS, namespace, name)
         bound = Bound(secret=found)
     else:
         raise status.bad_request(
@@ -204,9 +206,7 @@ async def _node(server: APIServer, pod: Object) -> Object | None:
     if not node_name:
         return None
     try:
-        return _identity(
-            node_name, await server.uid_of(catalog.kind("", "nodes"), "", node_name, "0")
-        )
+        return _identity(node_name, await server.uid_of(NODES, "", node_name, "0"))
     except status.StatusError:
         return None
 

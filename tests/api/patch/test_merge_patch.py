@@ -49,6 +49,12 @@ def test_nulls_inside_inserted_arrays_are_pruned_like_evanphx() -> None:
     assert patched == {"a": [{"c": 1}]}
 
 
+def test_an_array_replacing_an_object_keeps_its_nulls_like_evanphx() -> None:
+    # merge(): a patch value that is no object replaces an object as it is, unpruned.
+    patched = apply_json_merge_patch({"a": {"x": 1}}, {"a": [{"b": None, "c": 1}, None]})
+    assert patched == {"a": [{"b": None, "c": 1}, None]}
+
+
 def test_raw_bytes_are_decoded() -> None:
     assert apply_json_merge_patch({"a": 1}, b'{"a": 2}') == {"a": 2}
 

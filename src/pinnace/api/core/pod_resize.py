@@ -14,7 +14,7 @@ v1.32 a write to the pod itself may no longer change resources (`validate_pod_sp
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 from pinnace.api import field
@@ -63,6 +63,14 @@ def drop_disabled_pod_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> 
     """DropDisabledPodFields for in-place resize: with its gate off, resizePolicy and the
     status it owns go (unless the stored pod already uses resizePolicy); allocatedResources
     goes unless InPlacePodVerticalScalingAllocatedStatus is on too."""
+    if (
+        old is not None
+        and new.get("spec") is old.get("spec")
+        and not _status_has(as_dict(new.get("status")), _droppable(gates))
+    ):
+        # The stored spec (a status write keeps it), whose drops were made when it was
+        # stored, and a status without any field the gates could drop: nothing to do.
+        return
     spec = as_dict(new.get("spec"))
     in_use = old is not None and _uses_resize_policy(as_dict(old.get("spec")))
     dropped: set[str] = set()
@@ -113,13 +121,34 @@ def _container_statuses(status: Obj) -> list[Obj]:
     return [s for key in _STATUS_LISTS for _, s in dict_items(status.get(key))]
 
 
-def _status_has(status: Obj, dropped: set[str]) -> bool:
+def _droppable(gates: FeatureGates) -> frozenset[str]:
+    """The status fields `drop_disabled_pod_fields` may drop with these gates."""
+    if not gates.in_place_pod_vertical_scaling:
+        return _RESIZE_STATUS
+    return frozenset() if gates.allocated_status else _ALLOCATED
+
+
+_ALLOCATED = frozenset({"allocatedResources"})
+_RESIZE_STATUS = frozenset({"resources", "resize"}) | _ALLOCATED
+"""All a status may lose with the resize gate off (AllocatedStatus needs it on)."""
+
+
+def _status_has(status: Obj, dropped: Set[str]) -> bool:
     """Whether the pod status holds one of the `dropped` fields (`resize` at its top, the
     others in its container statuses)."""
     if "resize" in dropped and "resize" in status:
         return True
-    dropped = dropped - {"resize"}
-    return any(key in s for s in _container_statuses(status) for key in dropped)
+    in_entries = [key for key in dropped if key != "resize"]
+    if not in_entries:
+        return False
+    for list_name in _STATUS_LISTS:
+        entries = status.get(list_name)
+        if not isinstance(entries, list):
+            continue
+        for s in entries:
+            if isinstance(s, dict) and any(key in s for key in in_entries):
+                return True
+    return False
 
 
 def _uses_resize_policy(spec: Obj) -> bool:

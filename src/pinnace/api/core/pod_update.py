@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 import re
+from collections.abc import Set
 from functools import lru_cache
 from typing import Any
 
@@ -291,18 +292,18 @@ def validate_pod_status_update(new: Any, old: Any) -> list[FieldError]:
         status.get("qosClass", ""), old_status.get("qosClass", ""), _QOS_CLASS
     )
     restart = old_spec.get("restartPolicy")
-    errs += _validate_state_transitions(status, old_status, "containerStatuses", restart, set())
-    sidecars = {
-        c.get("name")
-        for _, c in dict_items(old_spec.get("initContainers"))
-        if c.get("restartPolicy") == "Always"
-    }
-    errs += _validate_state_transitions(
-        status, old_status, "initContainerStatuses", restart, sidecars
-    )
-    errs += _validate_state_transitions(
-        status, old_status, "ephemeralContainerStatuses", "Never", set()
-    )
+    if restart != "Always":  # else no container stays terminated
+        errs += _validate_state_transitions(status, old_status, "containerStatuses", restart)
+        if old_status.get("initContainerStatuses"):
+            sidecars = {
+                c.get("name")
+                for _, c in dict_items(old_spec.get("initContainers"))
+                if c.get("restartPolicy") == "Always"
+            }
+            errs += _validate_state_transitions(
+                status, old_status, "initContainerStatuses", restart, sidecars
+            )
+    errs += _validate_state_transitions(status, old_status, "ephemeralContainerStatuses", "Never")
     errs += _validate_ips(status, "podIPs")
     errs += _validate_ips(status, "hostIPs")
     host_ips = [ip for _, ip in dict_items(status.get("hostIPs"))]
@@ -322,10 +323,10 @@ def _validate_state_transitions(
     old_status: dict[str, Any],
     key: str,
     restart: Any,
-    restartable: set[Any],
+    restartable: Set[Any] = frozenset(),
 ) -> list[FieldError]:
     """A container that terminated for good may not come back to life in a status write."""
-    if restart == "Always":
+    if restart == "Always" or not old_status.get(key):
         return []
     errs = []
     new_statuses = [s for _, s in dict_items(status.get(key))]
@@ -349,8 +350,10 @@ def _validate_state_transitions(
 
 
 def _validate_ips(status: dict[str, Any], key: str) -> list[FieldError]:
+    if not status.get(key):
+        return []
     path = _IP_LISTS[key]
-    entries = [(i, e) for i, e in dict_items(status.get(key))]
+    entries = dict_items(status.get(key))
     errs: list[FieldError] = []
     families = []
     for i, entry in entries:

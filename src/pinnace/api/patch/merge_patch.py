@@ -52,32 +52,51 @@ def create_json_merge_patch(original: dict[str, Any], modified: dict[str, Any]) 
 
 
 def _merge_object(doc: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """evanphx's mergeDocs: an object merges into an object, anything else replaces (with its
+    nulls pruned, but for an array replacing an object: taken as it is)."""
     merged = dict(doc)
     for key, value in patch.items():
         if value is None:
             merged.pop(key, None)
-        elif key not in merged or merged[key] is None:
-            merged[key] = _pruned(value)
+        elif isinstance(value, dict):
+            current = merged.get(key)
+            if isinstance(current, dict):
+                merged[key] = _merge_object(current, value)
+            else:
+                merged[key] = _pruned_object(value)
+        elif isinstance(value, list):
+            if isinstance(merged.get(key), dict):
+                merged[key] = copy.deepcopy(value)
+            else:
+                merged[key] = _pruned_array(value)
         else:
-            merged[key] = _merge_value(merged[key], value)
+            merged[key] = value
     return merged
 
 
-def _merge_value(current: Any, patch: Any) -> Any:
-    if not isinstance(current, dict):
-        return _pruned(patch)
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    return _merge_object(current, patch)
+# A deep copy without null object members, at any depth (arrays keep null items). They descend
+# only into objects and arrays: most values of a patch (of every pod status patch) are
+# scalars, taken as they are without a call each.
 
 
-def _pruned(value: Any) -> Any:
-    """A deep copy without null object members, at any depth (arrays keep null items)."""
-    if isinstance(value, dict):
-        return {k: _pruned(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_pruned(v) for v in value]
-    return value
+def _pruned_object(obj: dict[str, Any]) -> dict[str, Any]:
+    pruned = {}
+    for key, value in obj.items():
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            value = _pruned_object(value)
+        elif isinstance(value, list):
+            value = _pruned_array(value)
+        pruned[key] = value
+    return pruned
+
+
+def _pruned_array(array: list[Any]) -> list[Any]:
+    return [
+        _pruned_object(v) if isinstance(v, dict) else _pruned_array(v) if isinstance(v, list) else v
+        for v in array
+    ]
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -63,25 +63,20 @@ def drop_disabled_pod_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> 
     """DropDisabledPodFields for in-place resize: with its gate off, resizePolicy and the
     status it owns go (unless the stored pod already uses resizePolicy); allocatedResources
     goes unless InPlacePodVerticalScalingAllocatedStatus is on too."""
-    if (
-        old is not None
-        and new.get("spec") is old.get("spec")
-        and not _status_has(as_dict(new.get("status")), _droppable(gates))
-    ):
+    status = as_dict(new.get("status"))
+    dropped = _droppable(gates)
+    if old is not None and new.get("spec") is old.get("spec") and not _status_has(status, dropped):
         # The stored spec (a status write keeps it), whose drops were made when it was
         # stored, and a status without any field the gates could drop: nothing to do.
         return
-    spec = as_dict(new.get("spec"))
-    in_use = old is not None and _uses_resize_policy(as_dict(old.get("spec")))
-    dropped: set[str] = set()
-    if not gates.in_place_pod_vertical_scaling and not in_use:
-        for list_name in CONTAINER_LISTS:
-            for _, ctr in dict_items(spec.get(list_name)):
-                ctr.pop("resizePolicy", None)
-        dropped = {"resources", "resize"}
-    if not gates.allocated_status:
-        dropped.add("allocatedResources")
-    if _status_has(as_dict(new.get("status")), dropped):
+    if not gates.in_place_pod_vertical_scaling:
+        if old is not None and _uses_resize_policy(as_dict(old.get("spec"))):
+            dropped = dropped - _RESIZE  # in use: kept
+        else:
+            for list_name in CONTAINER_LISTS:
+                for _, ctr in dict_items(as_dict(new.get("spec")).get(list_name)):
+                    ctr.pop("resizePolicy", None)
+    if _status_has(status, dropped):
         # A copy: the status may be the stored pod's own (kept by the update's strategy).
         status = new["status"] = copy.deepcopy(new["status"])
         if "resize" in dropped:
@@ -129,7 +124,9 @@ def _droppable(gates: FeatureGates) -> frozenset[str]:
 
 
 _ALLOCATED = frozenset({"allocatedResources"})
-_RESIZE_STATUS = frozenset({"resources", "resize"}) | _ALLOCATED
+_RESIZE = frozenset({"resources", "resize"})
+"""What a status loses with the resize gate off, unless the stored pod uses resizePolicy."""
+_RESIZE_STATUS = _RESIZE | _ALLOCATED
 """All a status may lose with the resize gate off (AllocatedStatus needs it on)."""
 
 

@@ -292,17 +292,15 @@ def validate_pod_status_update(new: Any, old: Any) -> list[FieldError]:
         status.get("qosClass", ""), old_status.get("qosClass", ""), _QOS_CLASS
     )
     restart = old_spec.get("restartPolicy")
-    if restart != "Always":  # else no container stays terminated
-        errs += _validate_state_transitions(status, old_status, "containerStatuses", restart)
-        if old_status.get("initContainerStatuses"):
-            sidecars = {
-                c.get("name")
-                for _, c in dict_items(old_spec.get("initContainers"))
-                if c.get("restartPolicy") == "Always"
-            }
-            errs += _validate_state_transitions(
-                status, old_status, "initContainerStatuses", restart, sidecars
-            )
+    errs += _validate_state_transitions(status, old_status, "containerStatuses", restart)
+    sidecars = {
+        c.get("name")
+        for _, c in dict_items(old_spec.get("initContainers"))
+        if c.get("restartPolicy") == "Always"
+    }
+    errs += _validate_state_transitions(
+        status, old_status, "initContainerStatuses", restart, sidecars
+    )
     errs += _validate_state_transitions(status, old_status, "ephemeralContainerStatuses", "Never")
     errs += _validate_ips(status, "podIPs")
     errs += _validate_ips(status, "hostIPs")

@@ -74,12 +74,10 @@ def _merge_object(doc: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-# A deep copy without null object members, at any depth (arrays keep null items). They descend
-# only into objects and arrays: most values of a patch (of every pod status patch) are
-# scalars, taken as they are without a call each.
-
-
 def _pruned_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy without null members, at any depth (arrays keep null items). It calls down
+    only into objects and arrays: most values of a patch (of every pod status patch) are
+    scalars, taken as they are without a call each."""
     pruned = {}
     for key, value in obj.items():
         if value is None:
@@ -93,6 +91,7 @@ def _pruned_object(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pruned_array(array: list[Any]) -> list[Any]:
+    """`_pruned_object` of an array: its null items kept."""
     return [
         _pruned_object(v) if isinstance(v, dict) else _pruned_array(v) if isinstance(v, list) else v
         for v in array

@@ -92,9 +92,10 @@ from pinnace.kubelet.config import AGENT_LABEL, HOUSEKEEPING_INTERVAL
 from pinnace.kubelet.faults import inject
 from pinnace.metrics import HistoryRecorder, KubeStateMetrics, UsageHistory
 from pinnace.metrics.custom import SimulatedMetricsAdapter
-from pinnace.scheduler.adapter import Placer, SchedulerService
+from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.explain import cluster_explainer
+from pinnace.scheduler.loop import Placer
 from pinnace.store import Compactor, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 from pinnace.store.expiry import DEFAULT_EVENT_TTL, Expiry

@@ -38,10 +38,9 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -64,6 +63,7 @@ from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.events import ADD, DELETE, UPDATE, ClusterEvent
 from pinnace.scheduler.framework import CycleState, Plugin, ReadsNodeUsage, ReadsWorkloadUsage
+from pinnace.scheduler.loop import Placer, SchedulingLoop
 from pinnace.scheduler.metrics_api import MetricsLister, read_usage
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
@@ -83,7 +83,7 @@ from pinnace.scheduler.plugins.workload_selectors import (
 )
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.preemption import Preemption
-from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, Pending, ScheduleResult
+from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, ScheduleResult
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +103,6 @@ VOLUME_KINDS = (
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
-CYCLES_PER_TURN = 64
-"""Scheduling cycles run before the loop lets informers and binds have a turn."""
 MAX_MESSAGE_LENGTH = 1024
 """An event message longer than this is cut, as kube-scheduler's truncateMessage does."""
 TRUNCATED = " ..."
@@ -171,12 +169,7 @@ class SchedulerService:
         self.workload_usage: UsageHistory | None = None
         """The pods' usage per workload, when a plugin reads forecasts."""
         self._connect_usage()
-        self._wake = asyncio.Event()
-        self._waiting = False
-        """Whether the loop sleeps in `_wait_for_work` (else it looks at the queue again before
-        it does: an informer event need not wake it)."""
-        self._waiting_until: float | None = None
-        """The queue's `next_due` the loop sleeps until (None: until woken)."""
+        self.scheduling = SchedulingLoop(self.core, self.clock, self._handle, placer)
         self._tasks = HeldTasks()
         """Bindings under way."""
         self._running: asyncio.Task[None] | None = None
@@ -199,82 +192,38 @@ class SchedulerService:
             await self.factory.wait_for_sync()
             if self.core.table.usage_window:
                 sampling = self.clock.loop.create_task(self._sample_usage_forever())
-            while True:
-                await self._schedule_pending()
-                await self._wait_for_work()
+            await self.scheduling.run()
         finally:
             await cancel_and_wait([recording] if sampling is None else [recording, sampling])
             await self.factory.stop()
             for task in self._tasks:
                 task.cancel()
 
-    async def _wait_for_work(self) -> None:
-        """Until the queue has a pod to try: one an event put in activeQ (`_nudge`), or one
-        whose wait is over."""
-        self._wake.clear()
-        self._waiting, self._waiting_until = True, self.core.queue.next_due()
-        try:
-            if self._waiting_until is None:
-                await self._wake.wait()
-                return
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout_at(self.clock.loop_time(self._waiting_until)):
-                    await self._wake.wait()
-        finally:
-            self._waiting = False
-
-    def _nudge(self) -> None:
-        """After an event reached the queue: wake the sleeping loop if it has a pod to try
-        now, or one to try before the loop would look. Most events (a bind's echo, a
-        kubelet's status write) give it neither."""
-        if not self._waiting:
-            return
-        queue = self.core.queue
-        if not queue.has_active():
-            due = queue.next_due()
-            if due is None or (self._waiting_until is not None and due >= self._waiting_until):
-                return
-        self._wake.set()
-
-    async def _schedule_pending(self) -> None:
-        cycles = 0
-        while (begun := self.core.begin_one()) is not None:
-            if not isinstance(begun, Pending):
-                result = begun
-            elif self.placer is None:
-                result = self.core.finish(begun)
-            else:
-                result = await self.placer.place(self.core, begun)
-            self._handle(result)
-            cycles += 1
-            if cycles % CYCLES_PER_TURN == 0:
-                await asyncio.sleep(0)
-
     # --- informer events ---------------------------------------------------------------------
 
     def _pod_added(self, pod: Object) -> None:
         self.core.add_pod(pod)
-        self._nudge()
+        self.scheduling.nudge()
 
     def _pod_updated(self, old: Object, new: Object) -> None:
         self.core.update_pod(old, new)
-        self._nudge()
+        self.scheduling.nudge()
 
     def _pod_deleted(self, pod: Object) -> None:
         self.core.delete_pod(pod)
-        self._nudge()
+        self.scheduling.nudge()
 
     def _node_added(self, node: Object) -> None:
         self.core.add_node(node)
-        self._nudge()
+        self.scheduling.nudge()
 
     def _node_updated(self, old: Object, new: Object) -> None:
         self.core.update_node(old, new)
-        self._nudge()
+        self.scheduling.nudge()
 
     def _node_deleted(self, node: Object) -> None:
         self.core.delete_node(node["metadata"]["name"])
-        self._nudge()
+        self.scheduling.nudge()
 
     def _connect_preemption(self, stream: Randomness) -> None:
         """Give each preemption plugin its API side: this adapter carries out its decisions,
@@ -346,7 +295,7 @@ class SchedulerService:
             else:
                 listers.set(resource, obj)
             self.core.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action))
-            self._nudge()
+            self.scheduling.nudge()
 
         self.factory.informer(kind).add_event_handler(
             lambda obj: changed(obj, ADD),
@@ -508,7 +457,7 @@ class SchedulerService:
         current = self.pods.get_by_key(pod.key)
         if current is not None and not (current.get("spec") or {}).get("nodeName"):
             self.core.queue.add_after_binding_error(PodInfo.from_pod(current), result.attempts)
-        self._nudge()
+        self.scheduling.nudge()
         self._failed(pod, False, message, None)
 
     def _failed(
@@ -590,20 +539,6 @@ class SchedulerService:
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.events.flush()
-
-
-@runtime_checkable
-class Placer(Protocol):
-    """Chooses the node of the pods that reach the choice among feasible nodes, instead of
-    Score: `place` finishes `pending` (`core.finish(pending, node_name)`, or
-    `core.finish(pending)` for Score's choice) and gives the result, at once or once decided.
-    With `usage_window` and `usage_interval` (seconds) it reads usage as a plugin would
-    (`ReadsNodeUsage`): the nodes' usage is then sampled for it, and with `workload_usage`
-    the workloads' (`ReadsWorkloadUsage`)."""
-
-    def place(
-        self, core: schedule_one.Scheduler, pending: Pending
-    ) -> Awaitable[ScheduleResult]: ...
 
 
 @runtime_checkable

@@ -27,7 +27,7 @@ from pinnace.client import LocalClient
 from pinnace.clock import Clock, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
 from pinnace.cluster import GC_THRESHOLD, ClusterOptions, ControlPlane
-from pinnace.scheduler.adapter import Placer
+from pinnace.scheduler.loop import Placer
 from pinnace.sim.actions import ActionError, Actions
 from pinnace.sim.arrivals import run_arrivals
 from pinnace.sim.eventlog import EventLog

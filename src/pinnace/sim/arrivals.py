@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -35,6 +36,32 @@ from pinnace.sim.scenario import USAGE_ANNOTATIONS, Arrivals, FixedRate, Poisson
 RUN_SECONDS = "sim.pinnace.dev/run-seconds"
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """One arrival of a generator: when (on the clock), its number, name and draws."""
+
+    at: float
+    number: int
+    name: str
+    annotations: dict[str, str]
+    """The annotations its draws set (run time, usage)."""
+
+
+def arrivals_of(arrivals: Arrivals, randomness: Randomness, started_at: float) -> Iterator[Arrival]:
+    """The generator's arrivals in order, until its stop time or count, each drawn from its
+    own stream of `randomness` (the cluster's): the same in every engine for a seed."""
+    rng = randomness.child("arrivals").child(arrivals.name).numpy
+    at = started_at + arrivals.start
+    created = 0
+    while arrivals.count is None or created < arrivals.count:
+        at += _gap(arrivals, rng) if created or isinstance(arrivals.process, Poisson) else 0.0
+        if arrivals.stop is not None and at >= started_at + arrivals.stop:
+            return
+        created += 1
+        name, annotations = _draws(arrivals, created, rng)
+        yield Arrival(at, created, name, annotations)
+
+
 async def run_arrivals(
     arrivals: Arrivals,
     client: LocalClient,
@@ -44,20 +71,13 @@ async def run_arrivals(
 ) -> None:
     """Create the generator's arrivals until its stop time or count; `refused` counts, per
     generator, the creates the API server refused."""
-    rng = randomness.child("arrivals").child(arrivals.name).numpy
     kind = catalog.by_kind(arrivals.template["apiVersion"], arrivals.template["kind"])
     assert kind is not None, "the scenario parser checks the template's kind"
     clock = client.clock
-    at = started_at + arrivals.start
     make = _Arrivals(arrivals, kind)
-    created = 0
-    while arrivals.count is None or created < arrivals.count:
-        at += _gap(arrivals, rng) if created or isinstance(arrivals.process, Poisson) else 0.0
-        if arrivals.stop is not None and at >= started_at + arrivals.stop:
-            return
-        await asyncio.sleep(max(0.0, at - clock.now()))
-        created += 1
-        obj, decoded = make(created, rng)
+    for arrival in arrivals_of(arrivals, randomness, started_at):
+        await asyncio.sleep(max(0.0, arrival.at - clock.now()))
+        obj, decoded = make(arrival)
         try:
             if decoded:
                 await client.create_own(kind, arrivals.namespace, obj)
@@ -101,8 +121,8 @@ class _Arrivals:
         stored = served_version(kind.group, kind.version, kind.plural) is None
         self._unchecked = CHECKED if stored else -1
 
-    def __call__(self, n: int, rng: Any) -> tuple[Object, bool]:
-        name, annotations = _draws(self._arrivals, n, rng)
+    def __call__(self, arrival: Arrival) -> tuple[Object, bool]:
+        name, annotations = arrival.name, arrival.annotations
         if not self._unchecked:
             obj = orjson.loads(self._decoded)
             _name(obj, name, annotations, keep_empty=False)

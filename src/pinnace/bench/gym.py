@@ -1,6 +1,8 @@
 """`pinnace bench gym`: how many steps per second the research environment takes
-(`pinnace.gym`), each a pod placed through the whole simulated cluster (API server, informers,
-the scheduler's PreFilter and Filter plugins computing the mask, the bind, the node agent).
+(`pinnace.gym`), each a pod placed, on either engine: through the whole simulated cluster
+(`--engine cluster`: API server, informers, the scheduler's PreFilter and Filter plugins
+computing the mask, the bind, the node agent), or through the scheduler alone (`--engine
+scheduler`: the same plugins computing the mask, the pods' lifecycles on the virtual clock).
 
 The scenario: `nodes` nodes of 8 CPUs and 32Gi, and `pods` pods arriving by a Poisson process
 at `rate` per second of simulated time (200 by default: a burst, so that the figure is the
@@ -26,11 +28,15 @@ import numpy as np
 
 from pinnace.bench import Figure, render_table
 from pinnace.gym.env import NodePlacementEnv
+from pinnace.gym.episode import CLUSTER, SCHEDULER
+from pinnace.gym.observation import BOTH, REQUESTS
 from pinnace.scheduler.schedule_one import Pending
 from pinnace.sim.scenario import Scenario, parse_scenario
 
 NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 DEFAULT_NODES = (100, 5000)
+DEFAULT_FEATURES = {CLUSTER: BOTH, SCHEDULER: REQUESTS}
+"""The observation's features by engine: the scheduler engine has no usage to observe."""
 
 
 def figures() -> tuple[Figure, ...]:
@@ -91,8 +97,10 @@ def scenario(nodes: int, pods: int, rate: float) -> Scenario:
     )
 
 
-def run(nodes: int, pods: int, rate: float, features: str) -> dict[str, Any]:
-    env = NodePlacementEnv(scenario(nodes, pods, rate), reward="decima", features=features)
+def run(nodes: int, pods: int, rate: float, features: str, engine: str = CLUSTER) -> dict[str, Any]:
+    env = NodePlacementEnv(
+        scenario(nodes, pods, rate), reward="decima", features=features, engine=engine
+    )
     rng = np.random.default_rng(0)
     try:
         began = time.perf_counter()
@@ -110,6 +118,7 @@ def run(nodes: int, pods: int, rate: float, features: str) -> dict[str, Any]:
     finally:
         env.close()
     return {
+        "engine": engine,
         "nodes": nodes,
         "steps": steps,
         "wall_seconds": round(wall, 2),
@@ -163,11 +172,12 @@ def _time_decisions(env: NodePlacementEnv) -> list[float]:
     return spent
 
 
-def render(results: list[dict[str, Any]], features: str, as_json: bool) -> str:
+def render(results: list[dict[str, Any]], features: str, engine: str, as_json: bool) -> str:
     if as_json:
         return json.dumps(results)
     return render_table(
-        f"Pinnace research environment benchmark (features={features}, random feasible node)",
+        f"Pinnace research environment benchmark (engine={engine}, features={features}, "
+        "random feasible node)",
         figures(),
         {f"{r['nodes']} nodes": r for r in results},
     )

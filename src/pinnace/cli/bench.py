@@ -71,8 +71,13 @@ def _bench_gym(args: argparse.Namespace) -> int:
         print(f"pinnace bench gym: {e}", file=sys.stderr)
         return 1
     sizes = args.nodes or list(gym_bench.DEFAULT_NODES)
-    results = [gym_bench.run(n, args.steps, args.rate, args.features) for n in sizes]
-    print(gym_bench.render(results, args.features, args.json))
+    features = args.features or gym_bench.DEFAULT_FEATURES[args.engine]
+    try:
+        results = [gym_bench.run(n, args.steps, args.rate, features, args.engine) for n in sizes]
+    except ValueError as e:  # features the engine cannot give
+        print(f"pinnace bench gym: {e}", file=sys.stderr)
+        return 1
+    print(gym_bench.render(results, features, args.engine, args.json))
     return 0
 
 
@@ -126,7 +131,15 @@ def _add_bench_gym(benchmarks: argparse._SubParsersAction[argparse.ArgumentParse
         "--rate", type=float, default=200.0, help="pods arriving per simulated second (200)"
     )
     gym.add_argument(
-        "--features", choices=("requests", "usage", "both"), default="both", help="(both)"
+        "--features",
+        choices=("requests", "usage", "both"),
+        help="(both; requests with --engine scheduler, which has no usage)",
+    )
+    gym.add_argument(
+        "--engine",
+        choices=("cluster", "scheduler"),
+        default="cluster",
+        help="every component of pinnace up, or the scheduler alone (cluster)",
     )
     gym.add_argument("--json", action="store_true", help="print JSON instead of a table")
     gym.set_defaults(run=_bench_gym)

@@ -37,7 +37,7 @@ import numpy as np
 from gymnasium import spaces
 
 from pinnace.gym import rewards
-from pinnace.gym.episode import Episode
+from pinnace.gym.episode import CLUSTER, Episode, check_engine
 from pinnace.gym.observation import BOTH, Observer
 from pinnace.gym.observation import spaces as observation_spaces
 from pinnace.scheduler.config import SchedulerConfiguration
@@ -59,7 +59,10 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     """See the module's docstring. `max_nodes` (the scenario's nodes at the start by
     default) fixes the observation's rows and the actions; `scheduler_config` replaces the
     scenario's scheduler configuration (its Filter plugins make the mask); `all_components`
-    measures the decision components `reward` does not weigh too (they are 0 otherwise)."""
+    measures the decision components `reward` does not weigh too (they are 0 otherwise);
+    `engine` runs the episodes on every component of `pinnace up` ("cluster") or on the
+    scheduler alone ("scheduler", `pinnace.gym.scheduler_only`: several times quicker, for
+    scenarios of node pools, Pod generators and the objects it holds, without usage)."""
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - Env declares it so
 
@@ -71,6 +74,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         max_nodes: int | None = None,
         scheduler_config: SchedulerConfiguration | None = None,
         all_components: bool = False,
+        engine: str = CLUSTER,
     ) -> None:
         self.scenario = scenario_of(scenario)
         if self.scenario.until is None:
@@ -78,6 +82,8 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         self.weights = rewards.weights(reward)
         self.max_nodes = max_nodes or max(1, len(self.scenario.cluster.nodes))
         self.observer = Observer(features, self.max_nodes)
+        check_engine(engine, self.observer)
+        self.engine = engine
         self.scheduler_config = scheduler_config
         self.measured = rewards.COMPONENTS if all_components else tuple(self.weights)
         self.observation_space = observation_spaces(self.observer)
@@ -102,6 +108,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             max_nodes=self.max_nodes,
             scheduler_config=self.scheduler_config,
             measured=self.measured,
+            engine=self.engine,
         )
         observation, over = self._advance()
         if over:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,14 +26,33 @@ from pinnace.cluster import GC_THRESHOLD
 from pinnace.forecast import EWMA, UsageHistory, workload_of
 from pinnace.gym import rewards
 from pinnace.gym.observation import Observer
+from pinnace.gym.scheduler_only import SchedulerOnly
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.plugins.trimaran import usage_sampling
 from pinnace.scheduler.schedule_one import Pending, Scheduler, ScheduleResult
+from pinnace.sim.observe import Incident
 from pinnace.sim.scenario import Scenario
 from pinnace.sim.simulation import Simulation
 
+CLUSTER, SCHEDULER = "cluster", "scheduler"
+ENGINES = (CLUSTER, SCHEDULER)
+"""What runs an episode: every component of `pinnace up` (the default), or the scheduler
+alone (`pinnace.gym.scheduler_only`)."""
 NOT_DISRUPTIONS = frozenset({"NodeAdded", "NodeReady", "NodeNotReady", "NodeDeleted", "PodFailed"})
 """The observer's incidents that are not a pod evicted, preempted or OOM-killed."""
+
+
+def check_engine(engine: str, observer: Observer | None) -> None:
+    """Raise a ValueError when `engine` is none of ENGINES, or cannot give what `observer`
+    observes."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: must be one of {', '.join(ENGINES)}")
+    if engine == SCHEDULER and observer is not None and observer.uses_usage:
+        raise ValueError(
+            f"features {observer.features!r}: usage needs the node agents that measure it, "
+            f"which the scheduler engine does not run: use features 'requests' or engine "
+            f"{CLUSTER!r}"
+        )
 
 
 @dataclass
@@ -48,10 +67,11 @@ class Decision:
 
 
 class Episode:
-    """`scenario` run with `seed`, its decisions asked of the caller (`agent`) or of the
-    scheduler; `observer` builds the observations (None: none are built);
-    `scheduler_config` replaces the scenario's; `measured` are the decision components
-    measured (the time components always are)."""
+    """`scenario` run with `seed` on `engine` (CLUSTER: every component of `pinnace up`, a
+    `Simulation`; SCHEDULER: the scheduler alone, `SchedulerOnly`), its decisions asked of
+    the caller (`agent`) or of the scheduler; `observer` builds the observations (None: none
+    are built); `scheduler_config` replaces the scenario's; `measured` are the decision
+    components measured (the time components always are)."""
 
     name = "pinnace.gym"
 
@@ -65,7 +85,9 @@ class Episode:
         max_nodes: int,
         scheduler_config: SchedulerConfiguration | None = None,
         measured: Collection[str] = rewards.DECISION_COMPONENTS,
+        engine: str = CLUSTER,
     ) -> None:
+        check_engine(engine, observer)
         if scenario.until is None:
             raise ValueError(f"scenario {scenario.name}: an episode needs spec.until")
         if scheduler_config is not None:
@@ -93,13 +115,22 @@ class Episode:
         self._incidents_seen = 0
         self._on_nodes = rewards.PodsOnNodes()
         self._started = False
+        self._incidents: Sequence[Incident] = ()
+        """The engine's incidents (pods evicted, preempted, OOM-killed; nodes failing)."""
         # A closed episode's cluster is freed before this one is built, not kept with it;
         # collecting now rather than once it is built spares the pass over the new cluster
         # (0.7 s of CPU at 5,000 nodes), whose building leaves next to no cycles (frozen with
         # it, they would be freed at `close`).
         gc.collect()
-        # No event log lines: an episode is reproduced from its seed, never fingerprinted.
-        self.sim = Simulation(scenario, seed=seed, fingerprint=False, placer=self)
+        self.sim: Simulation | SchedulerOnly
+        if engine == SCHEDULER:
+            self.sim = SchedulerOnly(scenario, seed, placer=self)
+            self._incidents, self.core = self.sim.incidents, self.sim.core
+        else:
+            # No event log lines: an episode is reproduced from its seed, never fingerprinted.
+            self.sim = Simulation(scenario, seed=seed, fingerprint=False, placer=self)
+            assert self.sim.plane.scheduler is not None
+            self._incidents, self.core = self.sim.observer.incidents, self.sim.plane.scheduler.core
         self._started = True
         # The cluster just built lives as long as the episode: keep it out of the garbage
         # collector's passes until `close` (they took 8 % of a step at 100 nodes and 13 % at
@@ -110,8 +141,6 @@ class Episode:
         gc.freeze()
         self._thresholds = gc.get_threshold()
         gc.set_threshold(*GC_THRESHOLD)
-        assert self.sim.plane.scheduler is not None
-        self.core = self.sim.plane.scheduler.core
 
     # --- the placer ------------------------------------------------------------------------
 
@@ -211,9 +240,7 @@ class Episode:
         now = core.clock.now()
         if self._last_time is None:
             self._last_time = now
-        # The simulation's observer, once the simulation is built (not while it starts).
-        sim = getattr(self, "sim", None)
-        incidents = sim.observer.incidents if sim is not None else []
+        incidents = self._incidents  # none while the cluster engine starts
         disruptions = sum(
             1 for i in incidents[self._incidents_seen :] if i.kind not in NOT_DISRUPTIONS
         )

@@ -1,0 +1,318 @@
+"""The research environment's scheduler-only engine: the scenario's nodes and its workload
+generators' pods fed to the scheduler core (`pinnace.scheduler`) as kube-scheduler's informers
+would feed them, on a virtual clock, with no API server, node agents or controllers running.
+
+A research episode asks a decision of each pod the scheduler would place; the cluster engine
+(`pinnace.sim.Simulation`) runs every component of `pinnace up` for each (about nine API writes,
+the node agent's start and status, the Events), the cost of a step. This engine keeps what the
+decision sees and what makes the episode's rewards, and nothing else:
+
+- the nodes are the Nodes the pools' node agents register (`kubelet.node_status.node_object`),
+  Ready, and stay so;
+- the pods are the generators' arrivals (the same times, names and draws as in the cluster
+  engine for a seed: `sim.arrivals.arrivals_of`), each the generator's template as the API
+  server admits it (its defaulting, LimitRanges, PriorityClasses, RuntimeClass overhead: worked
+  out once per generator by `plan.materialize`);
+- a bound pod holds its node until its containers' run time is over, counted from the bind
+  (the node agent's start takes no time here), as `kubelet.behaviour` models them: init
+  containers one after another, then the longest of the containers. A pod that restarts
+  (restartPolicy Always, or OnFailure with a container that fails) holds it for good. A
+  finished pod leaves the scheduler's view, as kube-scheduler's informer drops a pod that
+  turns Succeeded or Failed;
+- preemption's victims leave at once (the cluster engine's victims stop when SIGTERMed too,
+  stop-seconds being 0 unless annotated), each an incident the rewards count.
+
+Refused, with the field named, as needing the components this engine does not run: timeline
+steps, trace workloads, Job templates, the cluster autoscaler, objects other than Namespaces,
+PriorityClasses, LimitRanges and RuntimeClasses, and usage (the observation's usage features
+and the plugins reading node usage: the node agents measure it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import math
+import uuid
+from collections.abc import Callable
+
+import orjson
+
+from pinnace.api.objects import Object
+from pinnace.clock import Clock, Randomness, VirtualEventLoop
+from pinnace.clock.component import cancel_and_wait
+from pinnace.kubelet.behaviour import (
+    UNKNOWN_COMMAND_SECONDS,
+    BehaviourError,
+    UnknownOutcome,
+    context_free_behaviour,
+)
+from pinnace.kubelet.config import NodeConfig
+from pinnace.kubelet.node_status import node_object
+from pinnace.plan.cluster import PlanError
+from pinnace.plan.materialize import materialize
+from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_offline
+from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
+from pinnace.scheduler.framework import ReadsNodeUsage
+from pinnace.scheduler.loop import Placer, SchedulingLoop
+from pinnace.scheduler.preemption import PREEMPTION_BY_SCHEDULER, Preemption
+from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult
+from pinnace.sim.arrivals import Arrival, arrivals_of
+from pinnace.sim.observe import Incident
+from pinnace.sim.scenario import Arrivals, Scenario
+
+HELD = {
+    "Namespace": "namespaces",
+    "PriorityClass": "priorityclasses",
+    "LimitRange": "limitranges",
+    "RuntimeClass": "runtimeclasses",
+}
+"""The objects this engine holds, by kind: the resource names `plan.materialize` takes."""
+NEEDS_CLUSTER = "needs the cluster engine (engine='cluster')"
+
+
+class SchedulerOnly:
+    """`scenario` with `seed` on the scheduler-only engine (see the module's docstring), its
+    cycles that reach the choice of a node finished by `placer`; started at time zero and run
+    by `advance`."""
+
+    def __init__(self, scenario: Scenario, seed: int, placer: Placer) -> None:
+        refuse_unsupported(scenario)
+        self.scenario = scenario
+        self.loop = VirtualEventLoop()
+        self.clock = Clock(self.loop)
+        self.started_at = self.clock.now()
+        randomness = Randomness(seed)
+        stream = randomness.child("scheduler")  # as the cluster's scheduler draws its seeds
+        config = scenario.cluster.scheduler_config or SchedulerConfiguration()
+        self.core = Scheduler(
+            build_profiles(config, lambda binding: None),
+            self.clock,
+            seed=stream.random.getrandbits(63),
+            percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+        )
+        plugins = all_plugins(self.core)
+        if any(isinstance(p, ReadsNodeUsage) for p in plugins):
+            raise ValueError(
+                "spec.cluster.schedulerConfig: a plugin reading node usage "
+                f"{NEEDS_CLUSTER}: the node agents measure it"
+            )
+        held = _held_objects(scenario)
+        connect_offline(self.core, namespaces=held.get("namespaces", ()))
+        preempting = [p for p in plugins if isinstance(p, PreemptsThroughAPI)]
+        for i, plugin in enumerate(preempting):
+            plugin.preempt = self._preempt
+            plugin.random = stream.child(f"preemption-{i}").random
+        self.incidents: list[Incident] = []
+        """Pods preempted, as the cluster engine's observer records them."""
+        self.pods: dict[str, Object] = {}
+        """The pods not finished, by key, as the scheduler's informer would hold them."""
+        self._finishing: dict[str, asyncio.TimerHandle] = {}
+        self._uids = itertools.count(1)
+        self._unknown = {node.name: _unknown_outcome(node) for node in scenario.cluster.nodes}
+        now = self.clock.now_rfc3339()
+        # In the order the scheduler's node informer lists them: by name.
+        for node in sorted(scenario.cluster.nodes, key=lambda n: n.name):
+            self.core.add_node(node_object(node, now))
+        templates = _admitted_templates(scenario, held, seed)
+        self.scheduling = SchedulingLoop(self.core, self.clock, self._handle, placer)
+        self._tasks = [self.loop.create_task(self.scheduling.run())]
+        for arrivals in scenario.workloads:
+            task = self._arrive(arrivals, templates[arrivals.name], randomness)
+            self._tasks.append(self.loop.create_task(task))
+        self._closed = False
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds of simulated time since the start."""
+        return self.clock.now() - self.started_at
+
+    def advance(self) -> None:
+        """Run until the scenario's `until`, or until the placer pauses the loop."""
+        assert self.scenario.until is not None, "an episode's scenario has spec.until"
+        horizon = self.started_at + self.scenario.until
+        if horizon > self.clock.now():
+            self.loop.run_until(horizon)
+        for task in self._tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.loop.run_until_complete(cancel_and_wait(self._tasks))
+        finally:
+            self.loop.close()
+            asyncio.set_event_loop(None)
+
+    # --- the informer's events ---------------------------------------------------------------
+
+    async def _arrive(
+        self, arrivals: Arrivals, template: Callable[[], Object], randomness: Randomness
+    ) -> None:
+        for arrival in arrivals_of(arrivals, randomness, self.started_at):
+            await asyncio.sleep(max(0.0, arrival.at - self.clock.now()))
+            pod = self._made(template(), arrival)
+            self.pods[f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"] = pod
+            self.core.add_pod(pod)
+            self.scheduling.nudge()
+
+    def _made(self, pod: Object, arrival: Arrival) -> Object:
+        """The admitted template made this arrival, as the API server would store it."""
+        meta = pod["metadata"]
+        meta["name"] = arrival.name
+        meta["uid"] = str(uuid.UUID(int=next(self._uids)))
+        meta["creationTimestamp"] = self.clock.now_rfc3339()
+        if arrival.annotations:
+            meta["annotations"] = {**(meta.get("annotations") or {}), **arrival.annotations}
+        return pod
+
+    def _handle(self, result: ScheduleResult) -> None:
+        key = result.pod.key
+        pending = self.pods.get(key)
+        if pending is None:
+            return
+        if result.node_name is None:
+            nominated = result.nominated_node_name
+            if nominated is not None:
+                self._nominate(pending, nominated)
+            return
+        bound = {**pending, "spec": {**pending["spec"], "nodeName": result.node_name}}
+        self.pods[key] = bound
+        self.core.update_pod(pending, bound)
+        self.scheduling.nudge()
+        seconds = _run_seconds(bound, self._unknown.get(result.node_name))
+        if math.isfinite(seconds):
+            self._finishing[key] = self.loop.call_later(seconds, self._finish, key)
+
+    def _finish(self, key: str) -> None:
+        self._finishing.pop(key, None)
+        pod = self.pods.pop(key, None)
+        if pod is not None:
+            self.core.delete_pod(pod)
+            self.scheduling.nudge()
+
+    def _nominate(self, pod: Object, node_name: str) -> None:
+        """The preemptor's status.nominatedNodeName set ("" clears it), as the adapter's
+        status patch and its echo set it."""
+        status = {k: v for k, v in (pod.get("status") or {}).items() if k != "nominatedNodeName"}
+        if node_name:
+            status["nominatedNodeName"] = node_name
+        if status == (pod.get("status") or {}):
+            return
+        new = {**pod, "status": status}
+        self.pods[f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"] = new
+        self.core.update_pod(pod, new)
+        self.scheduling.nudge()
+
+    def _preempt(self, decision: Preemption) -> None:
+        self.core.metrics.preempted(len(decision.victims))
+        elapsed = self.elapsed
+        for victim in decision.victims:
+            timer = self._finishing.pop(victim.key, None)
+            if timer is not None:
+                timer.cancel()
+            pod = self.pods.pop(victim.key, None)
+            if pod is not None:
+                self.core.delete_pod(pod)
+                self.incidents.append(Incident(elapsed, PREEMPTION_BY_SCHEDULER, victim.key))
+        for nominated in decision.nominations_to_clear:
+            pod = self.pods.get(nominated.key)
+            if pod is not None:
+                self._nominate(pod, "")
+        self.scheduling.nudge()
+
+
+def refuse_unsupported(scenario: Scenario) -> None:
+    """Raise a ValueError naming the first field of `scenario` this engine cannot run."""
+    if scenario.timeline:
+        raise ValueError(f"spec.timeline: timeline steps {NEEDS_CLUSTER}")
+    if scenario.traces:
+        raise ValueError(f"spec.traces: trace workloads {NEEDS_CLUSTER}")
+    if scenario.cluster.autoscaler is not None:
+        raise ValueError(f"spec.cluster.autoscaler: the cluster autoscaler {NEEDS_CLUSTER}")
+    for index, obj in enumerate(scenario.objects):
+        if obj.get("kind") not in HELD:
+            raise ValueError(
+                f"{scenario.object_field(index)}: a {obj.get('kind')} {NEEDS_CLUSTER}; "
+                f"this engine holds only {', '.join(HELD)}"
+            )
+    for i, arrivals in enumerate(scenario.workloads):
+        if arrivals.template.get("kind") != "Pod":
+            raise ValueError(
+                f"spec.workloads[{i}].template: a {arrivals.template.get('kind')} template "
+                f"{NEEDS_CLUSTER}; this engine makes Pods"
+            )
+
+
+def _held_objects(scenario: Scenario) -> dict[str, list[Object]]:
+    held: dict[str, list[Object]] = {}
+    for obj in scenario.objects:
+        held.setdefault(HELD[obj["kind"]], []).append(obj)
+    return held
+
+
+def _admitted_templates(
+    scenario: Scenario, held: dict[str, list[Object]], seed: int
+) -> dict[str, Callable[[], Object]]:
+    """Each generator's template as the API server admits it (in the scenario's namespaces,
+    PriorityClasses, LimitRanges and RuntimeClasses), by generator: a function making a copy."""
+    manifests = []
+    for arrivals in scenario.workloads:
+        pod = orjson.loads(orjson.dumps(arrivals.template))
+        meta = pod.setdefault("metadata", {})
+        meta.pop("generateName", None)
+        meta["name"], meta["namespace"] = f"{arrivals.name}-0", arrivals.namespace
+        manifests.append(pod)
+    try:
+        admitted = materialize(manifests, state=held, seed=seed).pods
+    except PlanError as e:
+        raise ValueError(f"spec.workloads: {e}") from None
+    templates: dict[str, Callable[[], Object]] = {}
+    for arrivals, pod in zip(scenario.workloads, admitted, strict=True):
+        for field in ("managedFields", "resourceVersion", "uid", "creationTimestamp"):
+            pod["metadata"].pop(field, None)
+        text = orjson.dumps(pod)
+        templates[arrivals.name] = functools.partial(orjson.loads, text)
+    return templates
+
+
+def _unknown_outcome(config: NodeConfig) -> UnknownOutcome:
+    """What a program the node agent's model does not know does on the node (as the agent
+    takes it from its configuration)."""
+    seconds = config.unknown_command_seconds
+    return UnknownOutcome(
+        UNKNOWN_COMMAND_SECONDS if seconds is None else seconds,
+        config.unknown_command_exit_code or 0,
+    )
+
+
+def _run_seconds(pod: Object, unknown: UnknownOutcome | None) -> float:
+    """Seconds from the start until the pod finishes (inf: it never does): its init
+    containers one after another, then its longest container; a pod restarting Always, or
+    OnFailure with a container that fails, never finishes. A pod whose model does not parse
+    never starts, so never finishes."""
+    spec = pod["spec"]
+    policy = spec.get("restartPolicy") or "Always"
+    if policy == "Always":
+        return math.inf
+    try:
+        inits = [
+            context_free_behaviour(pod, c["name"], unknown)
+            for c in spec.get("initContainers") or ()
+            if c.get("restartPolicy") != "Always"  # a sidecar runs alongside the others
+        ]
+        mains = [context_free_behaviour(pod, c["name"], unknown) for c in spec["containers"]]
+    except BehaviourError:
+        return math.inf
+    elapsed = 0.0
+    for init in inits:
+        elapsed += init.run_seconds
+        if init.exit_code != 0:
+            return elapsed if policy == "Never" else math.inf
+    if policy == "OnFailure" and any(c.exit_code != 0 for c in mains):
+        return math.inf
+    return elapsed + max(c.run_seconds for c in mains)

@@ -1,0 +1,189 @@
+"""The research environment's scheduler-only engine: the same episodes as the cluster engine,
+step for step, where the scenario is one it runs; a clear refusal where it is not."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from tests.gym.scenarios import pod_template, random_cluster, scenario
+
+import pinnace.gym
+from pinnace.gym.env import NodePlacementEnv
+
+Policy = Callable[[np.ndarray], int]
+
+
+def first_feasible(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def last_feasible(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[-1])
+
+
+def trajectory(
+    engine: str, spec: dict[str, Any], seed: int, policy: Policy
+) -> list[tuple[Any, ...]]:
+    """Every step as the agent sees it: the pod, the time, the mask, each reward component."""
+    env = NodePlacementEnv(spec, reward="decima+packing", features="requests", engine=engine)
+    steps = []
+    try:
+        _, info = env.reset(seed=seed)
+        over = False
+        while not over:
+            mask = info["action_mask"]
+            _, _, _, over, info = env.step(policy(mask))
+            components = tuple(sorted(info["reward_components"].items()))
+            steps.append((info["pod"], info["time"], mask.tobytes(), components))
+    finally:
+        env.close()
+    return steps
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("policy", [first_feasible, last_feasible])
+def test_random_clusters_give_the_cluster_engines_episode_step_for_step(
+    seed: int, policy: Policy
+) -> None:
+    spec = random_cluster(seed)
+    cluster = trajectory("cluster", spec, seed, policy)
+    assert len(cluster) > 10
+    assert trajectory("scheduler", spec, seed, policy) == cluster
+
+
+def saturated(objects: list[dict[str, Any]] | None = None, **workload: Any) -> dict[str, Any]:
+    """Four nodes holding four pods each and pods arriving faster than they finish: the
+    queue grows, and a pod is placed when one finishes."""
+    pools = [{"name": "pool", "count": 4, "capacity": {"cpu": "2", "memory": "8Gi"}}]
+    workloads = [
+        {
+            "name": "w",
+            "template": pod_template("500m", "256Mi"),
+            "arrivals": {"poisson": {"ratePerSecond": 1}},
+            "runTime": {"exponential": {"mean": "30s"}},
+            **workload,
+        }
+    ]
+    return scenario(pools, workloads, until="3m", objects=objects)
+
+
+def test_a_saturated_cluster_places_each_pod_when_the_cluster_engine_does() -> None:
+    cluster = trajectory("cluster", saturated(), 7, first_feasible)
+    times = [t for _, t, _, _ in cluster]
+    assert len(cluster) > 30
+    assert sum(1 for a, b in zip(times, times[1:], strict=False) if a == b) > 0  # backlog
+    assert trajectory("scheduler", saturated(), 7, first_feasible) == cluster
+
+
+def test_priority_classes_and_preemption_as_in_the_cluster_engine() -> None:
+    """Low-priority pods fill the nodes for good; high-priority ones then preempt them."""
+    classes = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+        for name, value in (("low", 10), ("high", 1000))
+    ]
+    pools = [{"name": "pool", "count": 2, "capacity": {"cpu": "2", "memory": "8Gi"}}]
+
+    def with_class(name: str) -> dict[str, Any]:
+        template = pod_template("1", "256Mi")
+        template["spec"]["priorityClassName"] = name
+        return template
+
+    workloads = [
+        {
+            "name": "low",
+            "template": with_class("low"),
+            "arrivals": {"every": "1s"},
+            "count": 4,
+            "runTime": {"constant": "1h"},
+        },
+        {
+            "name": "high",
+            "template": with_class("high"),
+            "arrivals": {"every": "10s"},
+            "start": "30s",
+            "count": 2,
+            "runTime": {"constant": "1h"},
+        },
+    ]
+    spec = scenario(pools, workloads, until="3m", objects=classes)
+    cluster = trajectory("cluster", spec, 1, first_feasible)
+    # The high ones fit nowhere: preemption nominates their nodes, where they go unasked.
+    assert [pod for pod, *_ in cluster] == ["default/low-2", "default/low-3", "default/low-4", None]
+    assert dict(cluster[-1][3])["evictions"] == -2  # a victim each
+    assert trajectory("scheduler", spec, 1, first_feasible) == cluster
+
+
+def test_the_checker_passes_and_a_seed_gives_the_same_episode() -> None:
+    env = gymnasium.make(
+        pinnace.gym.ENV_ID, scenario=random_cluster(4), features="requests", engine="scheduler"
+    )
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+    spec = random_cluster(5)
+    assert trajectory("scheduler", spec, 3, last_feasible) == trajectory(
+        "scheduler", spec, 3, last_feasible
+    )
+
+
+def job_template() -> dict[str, Any]:
+    pod = {"spec": pod_template("100m", "64Mi")["spec"]}
+    return {"apiVersion": "batch/v1", "kind": "Job", "spec": {"template": pod}}
+
+
+REFUSED = {
+    "timeline": (
+        lambda s: s["spec"].update(timeline=[{"at": "1m", "cordon": {"node": "pool-1"}}]),
+        r"spec.timeline: timeline steps needs the cluster engine \(engine='cluster'\)",
+    ),
+    "a deployment": (
+        lambda s: s["spec"]["objects"].append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "d"},
+                "spec": {
+                    "selector": {"matchLabels": {"a": "b"}},
+                    "template": {
+                        "metadata": {"labels": {"a": "b"}},
+                        "spec": {**pod_template("1", "1Gi")["spec"], "restartPolicy": "Always"},
+                    },
+                },
+            }
+        ),
+        r"spec.objects\[0\]: a Deployment needs the cluster engine",
+    ),
+    "a job template": (
+        lambda s: s["spec"]["workloads"][0].update(template=job_template()),
+        r"spec.workloads\[0\].template: a Job template needs the cluster engine",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_what_the_engine_cannot_run_is_refused_naming_the_field(case: str) -> None:
+    change, message = REFUSED[case]
+    spec = saturated()
+    change(spec)
+    env = NodePlacementEnv(spec, features="requests", engine="scheduler")
+    with pytest.raises(ValueError, match=message):
+        env.reset(seed=1)
+    env.close()
+
+
+def test_usage_features_and_an_unknown_engine_are_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="features 'both': usage needs the node agents"):
+        NodePlacementEnv(saturated(), features="both", engine="scheduler")
+    with pytest.raises(ValueError, match="engine 'fast': must be one of cluster, scheduler"):
+        NodePlacementEnv(saturated(), features="requests", engine="fast")

@@ -76,6 +76,25 @@ def test_evaluate_reports_every_component_per_policy_side_by_side(
     assert "total (1×decima)" in table
 
 
+def test_evaluate_on_the_scheduler_engine_gives_the_cluster_engines_figures(
+    small: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every baseline the scheduler engine runs (all but TargetLoadPacking, which reads
+    usage), with the same figures as on the cluster engine."""
+    argv = ["gym", "evaluate", str(small), "--episodes", "2", "--json"]
+    assert main([*argv, "--engine", "scheduler"]) == 0
+    quick = json.loads(capsys.readouterr().out)
+    assert list(quick) == ["random", "default", "most-allocated"]
+    for policy in quick:
+        assert main([*argv, "--features", "requests", "--policy", policy]) == 0
+        assert json.loads(capsys.readouterr().out)[policy] == quick[policy]
+
+    assert main([*argv, "--engine", "scheduler", "--policy", "target-load-packing"]) == 1
+    assert "a plugin reading node usage needs the cluster engine" in capsys.readouterr().err
+    assert main([*argv, "--engine", "scheduler", "--features", "usage"]) == 1
+    assert "usage needs the node agents" in capsys.readouterr().err
+
+
 def test_evaluate_refuses_an_unknown_policy(
     small: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -103,6 +122,9 @@ def test_bench_gym_measures_steps_per_second(capsys: pytest.CaptureFixture[str])
     assert result["nodes"] == 3
     assert result["steps"] == 20
     assert result["steps_per_second"] > 0
+    assert main([*argv, "--engine", "scheduler"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)
+    assert (result["engine"], result["steps"]) == ("scheduler", 20)
 
 
 def test_the_default_baseline_schedules_with_the_scenarios_configuration() -> None:

@@ -11,7 +11,12 @@ from pinnace.cli.arguments import whole
 from pinnace.sim.scenario import ScenarioError, load_scenario
 from pinnace.sim.wording import counted
 
-DEFAULT_POLICIES = ("random", "default", "most-allocated", "target-load-packing")
+DEFAULT_POLICIES = {
+    "cluster": ("random", "default", "most-allocated", "target-load-packing"),
+    # TargetLoadPacking reads node usage, which the scheduler engine does not have.
+    "scheduler": ("random", "default", "most-allocated"),
+}
+DEFAULT_FEATURES = {"cluster": "both", "scheduler": "requests"}
 
 
 def configure(gym: argparse.ArgumentParser) -> None:
@@ -34,7 +39,7 @@ def configure(gym: argparse.ArgumentParser) -> None:
         help=(
             "a baseline (random, default, most-allocated, target-load-packing) or "
             "module:function called as function(observation, info) -> node row; repeat for "
-            "several (default: every baseline)"
+            "several (default: every baseline the engine runs)"
         ),
     )
     evaluate.add_argument(
@@ -44,7 +49,18 @@ def configure(gym: argparse.ArgumentParser) -> None:
         help="the reward's components with their weights, e.g. decima=0.001,packing=1 (decima)",
     )
     evaluate.add_argument(
-        "--features", choices=("requests", "usage", "both"), default="both", help="(both)"
+        "--features",
+        choices=("requests", "usage", "both"),
+        help="(both; requests with --engine scheduler, which has no usage)",
+    )
+    evaluate.add_argument(
+        "--engine",
+        choices=tuple(DEFAULT_POLICIES),
+        default="cluster",
+        help=(
+            "run the episodes on every component of pinnace up, or on the scheduler alone "
+            "(quicker; no usage, timeline or controllers) (cluster)"
+        ),
     )
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.set_defaults(run=run_evaluate)
@@ -73,11 +89,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
         weights = rewards.weights(parse_reward(args.reward))
         results = evaluate.evaluate(
             scenario,
-            args.policy or DEFAULT_POLICIES,
+            args.policy or DEFAULT_POLICIES[args.engine],
             episodes=args.episodes,
             seed=args.seed,
             reward=weights,
-            features=args.features,
+            features=args.features or DEFAULT_FEATURES[args.engine],
+            engine=args.engine,
         )
     except (OSError, ScenarioError, ValueError) as e:
         print(f"pinnace gym evaluate: {e}", file=sys.stderr)

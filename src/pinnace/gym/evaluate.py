@@ -15,6 +15,8 @@ The baselines:
   of CPU) in place of the resource Score plugins, on the nodes' measured usage.
 
 The last two replace the scenario's configuration (kube-scheduler's default Filter plugins).
+On the scheduler engine (`--engine scheduler`), which has no usage, `target-load-packing` is
+refused.
 A policy of your own is `module:function`, called at each step as `function(observation,
 info) -> node row` (`info["action_mask"]` marks the feasible rows), through the environment.
 """
@@ -31,7 +33,7 @@ import numpy as np
 
 from pinnace.gym import rewards
 from pinnace.gym.env import NodePlacementEnv
-from pinnace.gym.episode import Episode
+from pinnace.gym.episode import CLUSTER, Episode
 from pinnace.scheduler.config import SchedulerConfiguration, from_mapping
 from pinnace.scheduler.plugins.policy import load_policy
 from pinnace.sim.scenario import Scenario
@@ -93,9 +95,10 @@ def evaluate(
     seed: int = 0,
     reward: str | Iterable[str] | Mapping[str, float] | None = None,
     features: str = "both",
+    engine: str = CLUSTER,
 ) -> list[Result]:
     """Run each policy (a baseline's name, `module:function`, or a name and a function of
-    the observation and info) on the same episodes."""
+    the observation and info) on the same episodes, on `engine` (`pinnace.gym.episode`)."""
     weights = rewards.weights(reward)
     results = []
     for policy in policies:
@@ -105,7 +108,9 @@ def evaluate(
         decisions: list[int] = []
         invalid: list[int] = []
         for episode_seed in range(seed, seed + episodes):
-            components, placed, refused = _run(scenario, policy, episode_seed, weights, features)
+            components, placed, refused = _run(
+                scenario, policy, episode_seed, weights, features, engine
+            )
             for name in rewards.COMPONENTS:
                 sums[name].append(components.get(name, 0.0))
             totals.append(rewards.total(components, weights))
@@ -121,6 +126,7 @@ def _run(
     seed: int,
     weights: Mapping[str, float],
     features: str,
+    engine: str,
 ) -> tuple[dict[str, float], int, int]:
     """The episode's component sums, the pods it placed and its actions outside the mask."""
     configuration = {
@@ -139,6 +145,7 @@ def _run(
             observer=None,
             max_nodes=max(1, len(scenario.cluster.nodes)),
             scheduler_config=config,
+            engine=engine,
         )
         try:
             episode.advance()
@@ -149,7 +156,9 @@ def _run(
         act = policy[1]
     else:
         act = _random(seed) if policy == RANDOM else _agent(policy)
-    env = NodePlacementEnv(scenario, reward=dict(weights), features=features, all_components=True)
+    env = NodePlacementEnv(
+        scenario, reward=dict(weights), features=features, all_components=True, engine=engine
+    )
     try:
         observation, info = env.reset(seed=seed)
         over, invalid = False, 0

@@ -12,7 +12,9 @@
 
 An episode is the scenario (the files `pinnace simulate` runs, trace replay included) from its
 start to its `until`, on the virtual clock, with `reset(seed=s)`'s seed as the simulation's:
-the same seed gives the same episode, observation for observation. A step is a pod the
+the same seed gives the same episode, observation for observation. `engine="scheduler"` runs
+it on the scheduler alone (`pinnace.gym.scheduler_only`): the same episode, several times
+quicker, for the scenarios that engine runs. A step is a pod the
 scheduler would place: the action is the row of its node in the observation, among the
 feasible ones, `info["action_mask"]` (also `action_masks()`, as sb3-contrib's MaskablePPO
 asks): exactly the nodes that pass the profile's PreFilter and Filter plugins. The reward is

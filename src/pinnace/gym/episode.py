@@ -1,7 +1,7 @@
 """One episode: a scenario run on the virtual clock whose scheduling decisions are taken
 outside the scheduler, with every reward component accounted.
 
-The episode is the scheduler's `Placer` (`pinnace.scheduler.adapter`): each cycle that
+The episode is the scheduling loop's `Placer` (`pinnace.scheduler.loop`): each cycle that
 reaches the choice of a node among the feasible ones (after PreFilter and Filter: the real
 profile's plugins) is handed to it. With `agent=True` the episode pauses the virtual loop
 right there (`VirtualEventLoop.pause`: nothing else runs meanwhile, so the node table is the

@@ -171,20 +171,26 @@ class SchedulerOnly:
         return pod
 
     def _handle(self, result: ScheduleResult) -> None:
-        key = result.pod.key
+        """What the adapter writes for the result, as its echo reaches the informer: once the
+        loop lets other work run (`call_soon`), not before the cycles run back to back with
+        this one."""
+        if result.node_name is not None:
+            self.loop.call_soon(self._bound, result.pod.key, result.node_name)
+        elif result.nominated_node_name is not None:
+            self.loop.call_soon(self._nominate, result.pod.key, result.nominated_node_name)
+
+    def _bound(self, key: str, node_name: str) -> None:
+        """The binding's echo, then the node agent's status of the pod it starts at once."""
         pending = self.pods.get(key)
         if pending is None:
             return
-        if result.node_name is None:
-            nominated = result.nominated_node_name
-            if nominated is not None:
-                self._nominate(pending, nominated)
-            return
-        bound = {**pending, "spec": {**pending["spec"], "nodeName": result.node_name}}
-        self.pods[key] = bound
+        bound = {**pending, "spec": {**pending["spec"], "nodeName": node_name}}
         self.core.update_pod(pending, bound)
+        running = {**bound, "status": {**(bound.get("status") or {}), "phase": "Running"}}
+        self.pods[key] = running
+        self.core.update_pod(bound, running)
         self.scheduling.nudge()
-        seconds = _run_seconds(bound, self._unknown.get(result.node_name))
+        seconds = _run_seconds(bound, self._unknown.get(node_name))
         if math.isfinite(seconds):
             self._finishing[key] = self.loop.call_later(seconds, self._finish, key)
 
@@ -195,35 +201,39 @@ class SchedulerOnly:
             self.core.delete_pod(pod)
             self.scheduling.nudge()
 
-    def _nominate(self, pod: Object, node_name: str) -> None:
-        """The preemptor's status.nominatedNodeName set ("" clears it), as the adapter's
-        status patch and its echo set it."""
+    def _nominate(self, key: str, node_name: str) -> None:
+        """The pod's status.nominatedNodeName set ("" clears it), as the adapter's status
+        patch and its echo set it."""
+        pod = self.pods.get(key)
+        if pod is None:
+            return
         status = {k: v for k, v in (pod.get("status") or {}).items() if k != "nominatedNodeName"}
         if node_name:
             status["nominatedNodeName"] = node_name
         if status == (pod.get("status") or {}):
             return
         new = {**pod, "status": status}
-        self.pods[f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"] = new
+        self.pods[key] = new
         self.core.update_pod(pod, new)
         self.scheduling.nudge()
 
     def _preempt(self, decision: Preemption) -> None:
         self.core.metrics.preempted(len(decision.victims))
-        elapsed = self.elapsed
         for victim in decision.victims:
-            timer = self._finishing.pop(victim.key, None)
-            if timer is not None:
-                timer.cancel()
-            pod = self.pods.pop(victim.key, None)
-            if pod is not None:
-                self.core.delete_pod(pod)
-                self.incidents.append(Incident(elapsed, PREEMPTION_BY_SCHEDULER, victim.key))
+            self.loop.call_soon(self._evict, victim.key)
         for nominated in decision.nominations_to_clear:
-            pod = self.pods.get(nominated.key)
-            if pod is not None:
-                self._nominate(pod, "")
-        self.scheduling.nudge()
+            self.loop.call_soon(self._nominate, nominated.key, "")
+
+    def _evict(self, key: str) -> None:
+        """A victim gone: it stops at once (SIGTERM, no stop-seconds)."""
+        timer = self._finishing.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        pod = self.pods.pop(key, None)
+        if pod is not None:
+            self.core.delete_pod(pod)
+            self.incidents.append(Incident(self.elapsed, PREEMPTION_BY_SCHEDULER, key))
+            self.scheduling.nudge()
 
 
 def refuse_unsupported(scenario: Scenario) -> None:

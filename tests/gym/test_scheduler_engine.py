@@ -81,6 +81,17 @@ def test_a_saturated_cluster_places_each_pod_when_the_cluster_engine_does() -> N
     assert trajectory("scheduler", saturated(), 7, first_feasible) == cluster
 
 
+def test_a_generator_the_api_server_refuses_makes_no_pod_on_either_engine() -> None:
+    """One generator's namespace does not exist: each of its creates is refused."""
+    spec = saturated()
+    lost = {**spec["spec"]["workloads"][0], "name": "lost"}
+    lost["template"] = {**lost["template"], "metadata": {"namespace": "nowhere"}}
+    spec["spec"]["workloads"].append(lost)
+    cluster = trajectory("cluster", spec, 7, first_feasible)
+    assert not [pod for pod, *_ in cluster if pod and pod.startswith("nowhere/")]
+    assert trajectory("scheduler", spec, 7, first_feasible) == cluster
+
+
 def spread_and_anti_affinity() -> dict[str, Any]:
     """Pods spread over three zones (DoNotSchedule) and pods that shun each other's nodes: an
     assigned pod's every change may requeue them, so the order of the informer's deliveries

@@ -11,8 +11,11 @@ decision sees and what makes the episode's rewards, and nothing else:
   Ready, and stay so;
 - the pods are the generators' arrivals (the same times, names and draws as in the cluster
   engine for a seed: `sim.arrivals.arrivals_of`), each the generator's template as the API
-  server admits it (its defaulting, LimitRanges, PriorityClasses, RuntimeClass overhead: worked
-  out once per generator by `plan.materialize`);
+  server admits it (its defaulting, LimitRanges, PriorityClasses, RuntimeClass overhead),
+  created once per generator at the start in a cluster of the scenario's objects and no nodes
+  (a generator whose template that API server refuses makes no pod, as each of its creates
+  would be refused); the namespaces, for the plugins matching namespace selectors, are read
+  from that cluster too;
 - a bound pod holds its node until its containers' run time is over, counted from the bind
   (the node agent's start takes no time here), as `kubelet.behaviour` models them: init
   containers one after another, then the longest of the containers. A pod that restarts
@@ -36,10 +39,13 @@ import itertools
 import math
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 
 import orjson
 
+from pinnace.api import catalog
 from pinnace.api.objects import Object
+from pinnace.api.status import StatusError
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
 from pinnace.kubelet.behaviour import (
@@ -50,8 +56,6 @@ from pinnace.kubelet.behaviour import (
 )
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.node_status import node_object
-from pinnace.plan.cluster import PlanError
-from pinnace.plan.materialize import materialize
 from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_offline
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.framework import ReadsNodeUsage
@@ -61,6 +65,7 @@ from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult
 from pinnace.sim.arrivals import Arrival, arrivals_of
 from pinnace.sim.observe import Incident
 from pinnace.sim.scenario import Arrivals, Scenario
+from pinnace.sim.simulation import Simulation
 
 HELD = {
     "Namespace": "namespaces",
@@ -68,8 +73,10 @@ HELD = {
     "LimitRange": "limitranges",
     "RuntimeClass": "runtimeclasses",
 }
-"""The objects this engine holds, by kind: the resource names `plan.materialize` takes."""
+"""The objects this engine holds (what admission and the scheduler read), by kind."""
 NEEDS_CLUSTER = "needs the cluster engine (engine='cluster')"
+PODS = catalog.kind("", "pods")
+NAMESPACES = catalog.kind("", "namespaces")
 
 
 class SchedulerOnly:
@@ -98,8 +105,8 @@ class SchedulerOnly:
                 "spec.cluster.schedulerConfig: a plugin reading node usage "
                 f"{NEEDS_CLUSTER}: the node agents measure it"
             )
-        held = _held_objects(scenario)
-        connect_offline(self.core, namespaces=held.get("namespaces", ()))
+        templates, namespaces = _admitted(scenario, seed)
+        connect_offline(self.core, namespaces=namespaces)
         preempting = [p for p in plugins if isinstance(p, PreemptsThroughAPI)]
         for i, plugin in enumerate(preempting):
             plugin.preempt = self._preempt
@@ -115,12 +122,13 @@ class SchedulerOnly:
         # In the order the scheduler's node informer lists them: by name.
         for node in sorted(scenario.cluster.nodes, key=lambda n: n.name):
             self.core.add_node(node_object(node, now))
-        templates = _admitted_templates(scenario, held, seed)
         self.scheduling = SchedulingLoop(self.core, self.clock, self._handle, placer)
         self._tasks = [self.loop.create_task(self.scheduling.run())]
         for arrivals in scenario.workloads:
-            task = self._arrive(arrivals, templates[arrivals.name], randomness)
-            self._tasks.append(self.loop.create_task(task))
+            template = templates[arrivals.name]
+            if template is not None:
+                task = self._arrive(arrivals, template, randomness)
+                self._tasks.append(self.loop.create_task(task))
         self._closed = False
 
     @property
@@ -135,8 +143,8 @@ class SchedulerOnly:
         if horizon > self.clock.now():
             self.loop.run_until(horizon)
         for task in self._tasks:
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+            if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+                raise error
 
     def close(self) -> None:
         if self._closed:
@@ -258,36 +266,39 @@ def refuse_unsupported(scenario: Scenario) -> None:
             )
 
 
-def _held_objects(scenario: Scenario) -> dict[str, list[Object]]:
-    held: dict[str, list[Object]] = {}
-    for obj in scenario.objects:
-        held.setdefault(HELD[obj["kind"]], []).append(obj)
-    return held
-
-
-def _admitted_templates(
-    scenario: Scenario, held: dict[str, list[Object]], seed: int
-) -> dict[str, Callable[[], Object]]:
-    """Each generator's template as the API server admits it (in the scenario's namespaces,
-    PriorityClasses, LimitRanges and RuntimeClasses), by generator: a function making a copy."""
-    manifests = []
-    for arrivals in scenario.workloads:
-        pod = orjson.loads(orjson.dumps(arrivals.template))
-        meta = pod.setdefault("metadata", {})
-        meta.pop("generateName", None)
-        meta["name"], meta["namespace"] = f"{arrivals.name}-0", arrivals.namespace
-        manifests.append(pod)
+def _admitted(
+    scenario: Scenario, seed: int
+) -> tuple[dict[str, Callable[[], Object] | None], list[Object]]:
+    """Each generator's template as the API server admits it, by generator: a function making
+    a copy (None: refused); and the namespaces. Both from a cluster of the scenario's objects
+    and no nodes, as its start applies them."""
+    bare = replace(
+        scenario,
+        cluster=replace(scenario.cluster, nodes=[], pools={}),
+        workloads=[],
+        timeline=[],
+        traces=[],
+    )
+    sim = Simulation(bare, seed=seed, fingerprint=False)
     try:
-        admitted = materialize(manifests, state=held, seed=seed).pods
-    except PlanError as e:
-        raise ValueError(f"spec.workloads: {e}") from None
-    templates: dict[str, Callable[[], Object]] = {}
-    for arrivals, pod in zip(scenario.workloads, admitted, strict=True):
-        for field in ("managedFields", "resourceVersion", "uid", "creationTimestamp"):
-            pod["metadata"].pop(field, None)
-        text = orjson.dumps(pod)
-        templates[arrivals.name] = functools.partial(orjson.loads, text)
-    return templates
+        templates: dict[str, Callable[[], Object] | None] = {}
+        for arrivals in scenario.workloads:
+            pod = orjson.loads(orjson.dumps(arrivals.template))
+            meta = pod.setdefault("metadata", {})
+            meta.pop("generateName", None)
+            meta["name"] = f"{arrivals.name}-0"
+            try:
+                admitted = sim.run_coroutine(sim.client.create(PODS, arrivals.namespace, pod))
+            except StatusError:
+                templates[arrivals.name] = None
+                continue
+            for field in ("managedFields", "resourceVersion", "uid", "creationTimestamp"):
+                admitted["metadata"].pop(field, None)
+            templates[arrivals.name] = functools.partial(orjson.loads, orjson.dumps(admitted))
+        namespaces = sim.run_coroutine(sim.client.list(NAMESPACES, ""))["items"]
+    finally:
+        sim.close()
+    return templates, namespaces
 
 
 def _unknown_outcome(config: NodeConfig) -> UnknownOutcome:

@@ -269,3 +269,29 @@ def test_oom_kills_cost_one_each() -> None:
     finally:
         env.close()
     assert returns == -3.0
+
+
+@pytest.mark.parametrize("engine", ["cluster", "scheduler"])
+def test_an_episode_whose_last_decision_falls_at_its_end_closes(engine: str) -> None:
+    """Two pods arrive at `until` itself: the second's cycle runs while the episode closes,
+    and must not pause the loop stopping it."""
+    pool = {"name": "pool", "count": 1, "capacity": {"cpu": "8", "memory": "8Gi"}}
+    workloads = [
+        {
+            "name": name,
+            "template": pod_template("100m", "64Mi"),
+            "arrivals": {"every": "60s"},
+            "runTime": {"constant": "10s"},
+        }
+        for name in ("a", "b")
+    ]
+    env = NodePlacementEnv(
+        scenario([pool], workloads, until="2m"), features="requests", engine=engine
+    )
+    _, info = env.reset(seed=1)
+    over, steps = False, []
+    while not over:
+        _, _, _, over, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        steps.append((info["pod"], info["time"]))
+    env.close()
+    assert steps[-2:] == [("default/a-3", 120.0), (None, 120.0)]

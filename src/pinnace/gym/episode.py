@@ -212,6 +212,9 @@ class Episode:
         return accrued
 
     def close(self) -> None:
+        # Stopping runs the loop: a cycle it lets reach the choice of a node (one due at the
+        # episode's last instant) must not pause it, or stopping never ends.
+        self._started = False
         try:
             self.sim.close()
         finally:

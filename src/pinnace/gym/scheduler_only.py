@@ -292,6 +292,8 @@ def _admitted(
             except StatusError:
                 templates[arrivals.name] = None
                 continue
+            # A copy: the object the client returns is the one the cluster's informers hold.
+            admitted = orjson.loads(orjson.dumps(admitted))
             for field in ("managedFields", "resourceVersion", "uid", "creationTimestamp"):
                 admitted["metadata"].pop(field, None)
             templates[arrivals.name] = functools.partial(orjson.loads, orjson.dumps(admitted))

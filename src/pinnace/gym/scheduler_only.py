@@ -49,12 +49,21 @@ from pinnace.api.status import StatusError
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
 from pinnace.kubelet.behaviour import (
+    ANNOTATION_PREFIX,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    RUN_SECONDS,
+    STOP_SECONDS,
     UNKNOWN_COMMAND_SECONDS,
     BehaviourError,
     UnknownOutcome,
+    container_argv,
     context_free_behaviour,
+    is_model_annotation,
+    reads_context,
 )
 from pinnace.kubelet.config import NodeConfig
+from pinnace.kubelet.environment import may_fail
 from pinnace.kubelet.node_status import node_object
 from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_offline
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
@@ -163,10 +172,12 @@ class SchedulerOnly:
     ) -> None:
         for arrival in arrivals_of(arrivals, randomness, self.started_at):
             await asyncio.sleep(max(0.0, arrival.at - self.clock.now()))
-            pod = self._made(template(), arrival)
-            self.pods[f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"] = pod
-            self.core.add_pod(pod)
-            self.scheduling.nudge()
+            after_turns(self.loop, ARRIVAL_TURNS, self._add, self._made(template(), arrival))
+
+    def _add(self, pod: Object) -> None:
+        self.pods[f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"] = pod
+        self.core.add_pod(pod)
+        self.scheduling.nudge()
 
     def _made(self, pod: Object, arrival: Arrival) -> Object:
         """The admitted template made this arrival, as the API server would store it."""
@@ -194,16 +205,25 @@ class SchedulerOnly:
             return
         bound = {**pending, "spec": {**pending["spec"], "nodeName": node_name}}
         self.core.update_pod(pending, bound)
-        running = {**bound, "status": {**(bound.get("status") or {}), "phase": "Running"}}
+        # The node agent starts it now: its start time is the bind's (preemption orders
+        # victims by it), to the second as the agent writes it.
+        status = {**(bound.get("status") or {}), "phase": "Running"}
+        status["startTime"] = self.clock.now_rfc3339()
+        running = {**bound, "status": status}
         self.pods[key] = running
         self.core.update_pod(bound, running)
         self.scheduling.nudge()
         seconds = _run_seconds(bound, self._unknown.get(node_name))
         if math.isfinite(seconds):
-            self._finishing[key] = self.loop.call_later(seconds, self._finish, key)
+            self._finishing[key] = self.loop.call_later(seconds, self._exited, key)
+
+    def _exited(self, key: str) -> None:
+        """The pod's containers exit: the node agent's status write, then its echo, reach the
+        informer some turns of the loop later."""
+        self._finishing.pop(key, None)
+        after_turns(self.loop, FINISH_TURNS, self._finish, key)
 
     def _finish(self, key: str) -> None:
-        self._finishing.pop(key, None)
         pod = self.pods.pop(key, None)
         if pod is not None:
             self.core.delete_pod(pod)
@@ -244,6 +264,27 @@ class SchedulerOnly:
             self.scheduling.nudge()
 
 
+ARRIVAL_TURNS = 1
+"""Turns of the event loop from an arrival's instant until the core has the pod: the cluster
+engine's generator creates it at its timer, the API server's watch and the scheduler's informer
+deliver it a turn later. Other work of the same instant (a pod's finish, a back-off's end) runs
+between, so the same-instant order is the cluster engine's."""
+FINISH_TURNS = 3
+"""Turns from a pod's containers' exit until the core has it gone: on the cluster engine the
+node agent's status write, the API server's watch, then the scheduler's informer."""
+
+
+def after_turns(
+    loop: asyncio.AbstractEventLoop, turns: int, callback: Callable[..., object], *args: object
+) -> None:
+    """Run `callback(*args)` after `turns` turns of `loop` (`call_soon` chained `turns`
+    times; 0: now): where the cluster engine's components pass a change on, each a turn."""
+    if turns <= 0:
+        callback(*args)
+    else:
+        loop.call_soon(after_turns, loop, turns - 1, callback, *args)
+
+
 def refuse_unsupported(scenario: Scenario) -> None:
     """Raise a ValueError naming the first field of `scenario` this engine cannot run."""
     if scenario.timeline:
@@ -258,12 +299,142 @@ def refuse_unsupported(scenario: Scenario) -> None:
                 f"{scenario.object_field(index)}: a {obj.get('kind')} {NEEDS_CLUSTER}; "
                 f"this engine holds only {', '.join(HELD)}"
             )
+    for node in scenario.cluster.nodes:
+        _refuse_node(node)
+    unknowns = {_unknown_outcome(node) for node in scenario.cluster.nodes} or {
+        _unknown_outcome(NodeConfig("none"))
+    }
     for i, arrivals in enumerate(scenario.workloads):
         if arrivals.template.get("kind") != "Pod":
             raise ValueError(
                 f"spec.workloads[{i}].template: a {arrivals.template.get('kind')} template "
                 f"{NEEDS_CLUSTER}; this engine makes Pods"
             )
+        _refuse_template(f"spec.workloads[{i}]", arrivals, unknowns)
+
+
+def _refuse_node(node: NodeConfig) -> None:
+    """Refuse a node whose agent would delay or fail a pod's start: it starts them at once."""
+    if math.isfinite(node.image_pull_bandwidth):
+        raise ValueError(
+            f"spec.cluster: node {node.name}'s imagePullBandwidth (image pulls taking time) "
+            f"{NEEDS_CLUSTER}"
+        )
+    if node.missing_images:
+        raise ValueError(
+            f"spec.cluster: registry.missing (image pulls failing, on node {node.name}) "
+            f"{NEEDS_CLUSTER}"
+        )
+    if node.cpu_manager_policy != "none":
+        raise ValueError(
+            f"spec.cluster: node {node.name}'s kubelet.cpuManagerPolicy "
+            f"{node.cpu_manager_policy} (its admission may reject pods) {NEEDS_CLUSTER}"
+        )
+
+
+CONTAINER_FIELDS = {
+    "livenessProbe": "probes",
+    "readinessProbe": "probes",
+    "startupProbe": "probes",
+    "lifecycle": "lifecycle hooks",
+}
+"""Container fields making the node agent write status updates, or delay or stop a container,
+where this engine writes none: refused."""
+
+
+def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome]) -> None:
+    """Refuse a generator whose pods the node agent would not simply start at the bind and
+    finish, all containers at once, with one status update each time: the status updates it
+    writes (an init container's exit, a container's end before the others', a restart) each
+    requeue pods that inter-pod affinity or topology spread rejected; what it does besides
+    (OOM kills, evictions, deadlines, slow stops) changes when pods leave."""
+    template = arrivals.template
+    spec = template.get("spec") or {}
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    where = f"{at}.template"
+    if spec.get("nodeName"):
+        raise ValueError(f"{where}.spec.nodeName: a pod bound by its template {NEEDS_CLUSTER}")
+    if spec.get("activeDeadlineSeconds") is not None:
+        raise ValueError(
+            f"{where}.spec.activeDeadlineSeconds: the node agent's deadline {NEEDS_CLUSTER}"
+        )
+    if spec.get("initContainers"):
+        raise ValueError(
+            f"{where}.spec.initContainers: init containers (their exits are status updates) "
+            f"{NEEDS_CLUSTER}"
+        )
+    for name in annotations:
+        if is_model_annotation(name) and _model_key(name) in REFUSED_KEYS:
+            raise ValueError(
+                f"{where}.metadata.annotations[{name}]: {REFUSED_KEYS[_model_key(name)]} "
+                f"{NEEDS_CLUSTER}"
+            )
+    for resource in arrivals.usage:
+        if resource != "cpu":
+            raise ValueError(
+                f"{at}.usage.{resource}: {resource} usage (OOM kills, evictions) {NEEDS_CLUSTER}"
+            )
+    for j, container in enumerate(spec.get("containers") or ()):
+        for field, what in CONTAINER_FIELDS.items():
+            if container.get(field):
+                raise ValueError(f"{where}.spec.containers[{j}].{field}: {what} {NEEDS_CLUSTER}")
+        if may_fail(container):
+            raise ValueError(
+                f"{where}.spec.containers[{j}].env: an environment from other objects "
+                f"{NEEDS_CLUSTER}"
+            )
+        if reads_context(container_argv(template, container.get("name") or "")):
+            raise ValueError(
+                f"{where}.spec.containers[{j}].command: a command that may read its "
+                f"environment or files {NEEDS_CLUSTER}"
+            )
+    policy = spec.get("restartPolicy") or "Always"
+    # The run time the generator draws is an annotation for all containers: two draws tell
+    # whether a container's own annotation overrides it.
+    draws = [{RUN_SECONDS: "1"}, {RUN_SECONDS: "2"}] if arrivals.run_time is not None else [{}]
+    for draw, unknown in itertools.product(draws, unknowns):
+        pod = {**template, "metadata": {"annotations": {**annotations, **draw}}}
+        try:
+            behaviours = [
+                context_free_behaviour(pod, c["name"], unknown) for c in spec["containers"]
+            ]
+        except (BehaviourError, KeyError):
+            raise ValueError(
+                f"{where}.metadata.annotations: a model annotation that does not parse "
+                f"{NEEDS_CLUSTER}"
+            ) from None
+        for j, b in enumerate(behaviours):
+            usage = b.usage
+            if not usage.memory.constant_amount == usage.ephemeral_storage.constant_amount == 0:
+                raise ValueError(
+                    f"{where}.spec.containers[{j}]: memory or ephemeral-storage usage "
+                    f"(OOM kills, evictions) {NEEDS_CLUSTER}"
+                )
+        finite = [b for b in behaviours if math.isfinite(b.run_seconds)]
+        if finite and (
+            policy == "Always" or (policy == "OnFailure" and any(b.exit_code for b in finite))
+        ):
+            raise ValueError(
+                f"{where}.spec.restartPolicy: containers restarting ({policy}) {NEEDS_CLUSTER}"
+            )
+        if len({b.run_seconds for b in behaviours}) > 1:
+            raise ValueError(
+                f"{where}.spec.containers: containers ending at different times (each end a "
+                f"status update) {NEEDS_CLUSTER}"
+            )
+
+
+def _model_key(name: str) -> str:
+    """The model's key an annotation sets, without its container's suffix."""
+    return ANNOTATION_PREFIX + name[len(ANNOTATION_PREFIX) :].split(".", 1)[0]
+
+
+REFUSED_KEYS = {
+    STOP_SECONDS: "containers slow to stop (victims, sidecars)",
+    MEMORY: "memory usage (OOM kills, evictions)",
+    EPHEMERAL_STORAGE: "ephemeral-storage usage (evictions)",
+}
+"""The model's annotations whose effects this engine does not run, by key."""
 
 
 def _admitted(

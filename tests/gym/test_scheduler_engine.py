@@ -369,6 +369,16 @@ REFUSED = {
         ),
         r"spec.containers\[0\].readinessProbe: probes",
     ),
+    "pods at 0 s in a namespace the scenario creates": (
+        lambda s: (
+            s["spec"]["objects"].append(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+            ),
+            s["spec"]["workloads"][0].update(arrivals={"every": "5s"}),
+            template(s).setdefault("metadata", {}).update(namespace="team"),
+        ),
+        r"spec.workloads\[0\].start: pods arriving at 0s in namespace team",
+    ),
 }
 
 

@@ -73,7 +73,7 @@ from pinnace.scheduler.preemption import PREEMPTION_BY_SCHEDULER, Preemption
 from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult
 from pinnace.sim.arrivals import Arrival, arrivals_of
 from pinnace.sim.observe import Incident
-from pinnace.sim.scenario import Arrivals, Scenario
+from pinnace.sim.scenario import Arrivals, FixedRate, Scenario
 from pinnace.sim.simulation import Simulation
 
 HELD = {
@@ -304,6 +304,11 @@ def refuse_unsupported(scenario: Scenario) -> None:
     unknowns = {_unknown_outcome(node) for node in scenario.cluster.nodes} or {
         _unknown_outcome(NodeConfig("none"))
     }
+    created = {
+        (obj.get("metadata") or {}).get("name")
+        for obj in scenario.objects
+        if obj.get("kind") == "Namespace"
+    }
     for i, arrivals in enumerate(scenario.workloads):
         if arrivals.template.get("kind") != "Pod":
             raise ValueError(
@@ -311,6 +316,19 @@ def refuse_unsupported(scenario: Scenario) -> None:
                 f"{NEEDS_CLUSTER}; this engine makes Pods"
             )
         _refuse_template(f"spec.workloads[{i}]", arrivals, unknowns)
+        if (
+            arrivals.namespace in created
+            and isinstance(arrivals.process, FixedRate)
+            and arrivals.start == 0
+        ):
+            # The namespace's default ServiceAccount is made a few turns into the start; a
+            # pod created before then waits for it in the API server's admission, a random
+            # 100-200 ms a try.
+            raise ValueError(
+                f"spec.workloads[{i}].start: pods arriving at 0s in namespace "
+                f"{arrivals.namespace}, which the scenario creates (their admission waits for "
+                f"its default ServiceAccount), {NEEDS_CLUSTER}"
+            )
 
 
 def _refuse_node(node: NodeConfig) -> None:

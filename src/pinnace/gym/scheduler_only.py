@@ -16,19 +16,31 @@ decision sees and what makes the episode's rewards, and nothing else:
   (a generator whose template that API server refuses makes no pod, as each of its creates
   would be refused); the namespaces, for the plugins matching namespace selectors, are read
   from that cluster too;
-- a bound pod holds its node until its containers' run time is over, counted from the bind
-  (the node agent's start takes no time here), as `kubelet.behaviour` models them: init
-  containers one after another, then the longest of the containers. A pod that restarts
-  (restartPolicy Always, or OnFailure with a container that fails) holds it for good. A
-  finished pod leaves the scheduler's view, as kube-scheduler's informer drops a pod that
-  turns Succeeded or Failed;
+- a bound pod starts at once (the node agent's start takes no time here): one status update,
+  Running, with `status.startTime` (preemption orders victims by it); it holds its node until
+  its containers' run time is over, counted from the bind, as `kubelet.behaviour` models it,
+  all containers ending together (a pod running forever holds it for good). A finished pod
+  leaves the scheduler's view, as kube-scheduler's informer drops a pod that turns Succeeded
+  or Failed;
+- within an instant, each change reaches the core as many turns of the event loop after its
+  cause as on the cluster engine (`ARRIVAL_TURNS`, `FINISH_TURNS`, the echo of a result a
+  turn after it), so same-instant arrivals, finishes and back-offs take turns as there;
 - preemption's victims leave at once (the cluster engine's victims stop when SIGTERMed too,
-  stop-seconds being 0 unless annotated), each an incident the rewards count.
+  stop-seconds being refused), each an incident the rewards count.
 
 Refused, with the field named, as needing the components this engine does not run: timeline
 steps, trace workloads, Job templates, the cluster autoscaler, objects other than Namespaces,
 PriorityClasses, LimitRanges and RuntimeClasses, and usage (the observation's usage features
-and the plugins reading node usage: the node agents measure it).
+and the plugins reading node usage: the node agents measure it). Refused too, as node agent
+behaviour it does not model (each a status update requeueing pods rejected by inter-pod
+affinity or topology spread, a kill, or a delay): init containers (sidecars too), containers
+ending at different times, restarts (Always with a finite run time, OnFailure failing),
+activeDeadlineSeconds, stop-seconds, probes, lifecycle hooks, a template's nodeName, commands
+that may read their context (`kubelet.behaviour.reads_context`), environments from other
+objects, model annotations that do not parse, memory or ephemeral-storage usage (OOM kills,
+evictions), node pools with slow or failing starts (imagePullBandwidth, missing images, the
+static CPU manager), and pods arriving at 0 s in a namespace the scenario creates (their
+admission waits a random while for its default ServiceAccount).
 """
 
 from __future__ import annotations
@@ -190,32 +202,48 @@ class SchedulerOnly:
         return pod
 
     def _handle(self, result: ScheduleResult) -> None:
-        """What the adapter writes for the result, as its echo reaches the informer: once the
-        loop lets other work run (`call_soon`), not before the cycles run back to back with
-        this one."""
+        """What the adapter writes for the result, as its echo reaches the informer: turns of
+        the loop later (`BIND_TURNS`), not before the cycles run back to back with this
+        one."""
         if result.node_name is not None:
-            self.loop.call_soon(self._bound, result.pod.key, result.node_name)
+            after_turns(self.loop, BIND_TURNS, self._bound, result.pod.key, result.node_name)
         elif result.nominated_node_name is not None:
-            self.loop.call_soon(self._nominate, result.pod.key, result.nominated_node_name)
+            key, node_name = result.pod.key, result.nominated_node_name
+            after_turns(self.loop, BIND_TURNS, self._nominate, key, node_name)
 
     def _bound(self, key: str, node_name: str) -> None:
-        """The binding's echo, then the node agent's status of the pod it starts at once."""
+        """The binding's echo; the node agent, which has it too, starts the pod a turn on."""
         pending = self.pods.get(key)
         if pending is None:
             return
         bound = {**pending, "spec": {**pending["spec"], "nodeName": node_name}}
+        self.pods[key] = bound
         self.core.update_pod(pending, bound)
-        # The node agent starts it now: its start time is the bind's (preemption orders
-        # victims by it), to the second as the agent writes it.
-        status = {**(bound.get("status") or {}), "phase": "Running"}
-        status["startTime"] = self.clock.now_rfc3339()
+        self.scheduling.nudge()
+        after_turns(self.loop, START_TURNS, self._start, key, node_name)
+
+    def _start(self, key: str, node_name: str) -> None:
+        """The node agent starts the pod: its containers' exit is due when their run time is
+        over; its status, Running, reaches the informer `STATUS_TURNS` later."""
+        bound = self.pods.get(key)
+        if bound is None or "deletionTimestamp" in bound["metadata"]:
+            return
+        seconds = _run_seconds(bound, self._unknown.get(node_name))
+        if math.isfinite(seconds):
+            self._finishing[key] = self.loop.call_later(seconds, self._exited, key)
+        # Its start time is now, the bind's instant (preemption orders victims by it), to the
+        # second as the agent writes it.
+        after_turns(self.loop, STATUS_TURNS, self._running, key, self.clock.now_rfc3339())
+
+    def _running(self, key: str, started: str) -> None:
+        bound = self.pods.get(key)
+        if bound is None:
+            return
+        status = {**(bound.get("status") or {}), "phase": "Running", "startTime": started}
         running = {**bound, "status": status}
         self.pods[key] = running
         self.core.update_pod(bound, running)
         self.scheduling.nudge()
-        seconds = _run_seconds(bound, self._unknown.get(node_name))
-        if math.isfinite(seconds):
-            self._finishing[key] = self.loop.call_later(seconds, self._exited, key)
 
     def _exited(self, key: str) -> None:
         """The pod's containers exit: the node agent's status write, then its echo, reach the
@@ -246,32 +274,63 @@ class SchedulerOnly:
         self.scheduling.nudge()
 
     def _preempt(self, decision: Preemption) -> None:
+        """What the adapter writes for a preemption, as its echoes reach the informer
+        `BIND_TURNS` later: each victim's DisruptionTarget and deletion, the nominations
+        cleared."""
         self.core.metrics.preempted(len(decision.victims))
+        condition = decision.disruption_condition()
         for victim in decision.victims:
-            self.loop.call_soon(self._evict, victim.key)
+            after_turns(self.loop, BIND_TURNS, self._terminating, victim.key, condition)
         for nominated in decision.nominations_to_clear:
-            self.loop.call_soon(self._nominate, nominated.key, "")
+            after_turns(self.loop, BIND_TURNS, self._nominate, nominated.key, "")
 
-    def _evict(self, key: str) -> None:
-        """A victim gone: it stops at once (SIGTERM, no stop-seconds)."""
+    def _terminating(self, key: str, condition: Object) -> None:
+        """A victim's DisruptionTarget condition (an incident, as the cluster engine's observer
+        counts it then) and its deletion's timestamp; its node agent, seeing the deletion,
+        stops it at once (stop-seconds being refused) in a timer of this instant, and its
+        status and deletion reach the informer `FINISH_TURNS` after."""
+        pod = self.pods.get(key)
+        if pod is None:
+            return
+        now = self.clock.now_rfc3339()
+        status = pod.get("status") or {}
+        conditions = [
+            c for c in status.get("conditions") or () if c.get("type") != condition["type"]
+        ]
+        conditions.append({**condition, "lastTransitionTime": now})
+        disrupted = {**pod, "status": {**status, "conditions": conditions}}
+        self.core.update_pod(pod, disrupted)
+        meta = {**pod["metadata"], "deletionTimestamp": now}
+        deleting = {**disrupted, "metadata": meta}
+        self.pods[key] = deleting
+        self.core.update_pod(disrupted, deleting)
+        self.incidents.append(Incident(self.elapsed, PREEMPTION_BY_SCHEDULER, key))
+        self.scheduling.nudge()
         timer = self._finishing.pop(key, None)
         if timer is not None:
             timer.cancel()
-        pod = self.pods.pop(key, None)
-        if pod is not None:
-            self.core.delete_pod(pod)
-            self.incidents.append(Incident(self.elapsed, PREEMPTION_BY_SCHEDULER, key))
-            self.scheduling.nudge()
+        self._finishing[key] = self.loop.call_later(0.0, self._exited, key)
 
 
-ARRIVAL_TURNS = 1
-"""Turns of the event loop from an arrival's instant until the core has the pod: the cluster
-engine's generator creates it at its timer, the API server's watch and the scheduler's informer
-deliver it a turn later. Other work of the same instant (a pod's finish, a back-off's end) runs
-between, so the same-instant order is the cluster engine's."""
+# The turns of the event loop the cluster engine takes to pass each change on to the
+# scheduler's informer (each API write and watch, each component's reaction, a turn or more),
+# measured there: within an instant, the core then sees arrivals, finishes, bindings and back-offs
+# in the cluster engine's order, which decides which pod a cycle takes and what it sees.
+ARRIVAL_TURNS = 2
+"""From an arrival's instant (its task woken a turn after its timer) until the core has the
+pod: the cluster engine's generator creates it, the API server's watch and the scheduler's
+informer deliver it."""
+BIND_TURNS = 3
+"""From a cycle's result until the echo of what the adapter writes for it (the binding, a
+nomination, a victim's condition and deletion) reaches the informer."""
+START_TURNS = 1
+"""From the binding's echo until the node agent, which has it too, starts the pod (and its
+containers' exit timer is set)."""
+STATUS_TURNS = 3
+"""From the start until the node agent's status of the pod (Running) reaches the informer."""
 FINISH_TURNS = 3
-"""Turns from a pod's containers' exit until the core has it gone: on the cluster engine the
-node agent's status write, the API server's watch, then the scheduler's informer."""
+"""From a pod's containers' exit until the core has it gone: the node agent's status write, the
+API server's watch, then the scheduler's informer."""
 
 
 def after_turns(

@@ -220,6 +220,103 @@ def test_a_finish_and_a_back_off_at_one_instant_order_as_in_the_cluster_engine()
     assert trajectory("scheduler", spec, 7, last_feasible) == cluster
 
 
+def labelled(app: str, cpu: str, priority_class: str | None = None) -> dict[str, Any]:
+    template = pod_template(cpu, "64Mi")
+    template["metadata"] = {"labels": {"app": app}}
+    if priority_class:
+        template["spec"]["priorityClassName"] = priority_class
+    return template
+
+
+def test_a_finish_reaches_the_scheduler_before_its_instants_cycle_as_on_the_cluster_engine() -> (
+    None
+):
+    """A pod finishes as two arrive: on the cluster engine the finish reaches the scheduler
+    (three turns of the loop) before its cycle for the arrivals starts (the arrival takes three
+    too): the counts the rewards take after the decision leave the finished pod out."""
+    workloads = [
+        {
+            "name": "w0",
+            "template": labelled("w0", "1100m"),
+            "arrivals": {"every": "2s"},
+            "start": "4s",
+            "runTime": {"constant": "17s"},
+        },
+        {
+            "name": "w1",
+            "template": labelled("w1", "400m"),
+            "arrivals": {"every": "2s"},
+            "start": "4s",
+            "runTime": {"constant": "2s"},
+        },
+    ]
+    spec = one_node("2", *workloads)
+    spec["spec"]["until"] = "20s"
+    cluster = trajectory("cluster", spec, 4, first_feasible)
+    assert len(cluster) > 5
+    assert trajectory("scheduler", spec, 4, first_feasible) == cluster
+
+
+def test_a_victim_two_preemptions_choose_is_one_eviction_as_in_the_cluster_engine() -> None:
+    """Two pods arriving at one instant each preempt the same low-priority pod: the second's
+    deletion finds it being deleted, and the observer counts one eviction."""
+    classes = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+        for name, value in (("low", 10), ("mid", 100), ("high", 1000))
+    ]
+    w1 = labelled("w1", "900m", "low")
+    w1["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "w1"}},
+        }
+    ]
+    workloads = [
+        {
+            "name": "w0",
+            "template": labelled("w0", "1", "mid"),
+            "arrivals": {"every": "2s"},
+            "start": "3s",
+            "runTime": {"constant": "54s"},
+        },
+        {
+            "name": "w1",
+            "template": w1,
+            "arrivals": {"poisson": {"ratePerSecond": 1}},
+            "start": "2s",
+            "runTime": {"constant": "55s"},
+        },
+        {
+            "name": "w2",
+            "template": labelled("w2", "500m", "high"),
+            "arrivals": {"poisson": {"ratePerSecond": 1}},
+            "start": "4s",
+            "runTime": {"constant": "3s"},
+        },
+    ]
+    pools = [
+        {"name": "p0", "count": 1, "capacity": {"cpu": "3", "memory": "8Gi"}, "labels": {ZONE: "a"}}
+    ]
+    spec = scenario(pools, workloads, until="15s", objects=classes)
+    seed = 1
+    policy = random_feasible(4242)
+    cluster = trajectory("cluster", spec, seed, policy)
+    assert sum(dict(step[3])["evictions"] for step in cluster) < 0
+    assert trajectory("scheduler", spec, seed, random_feasible(4242)) == cluster
+
+
+def random_feasible(seed: int) -> Policy:
+    rng = np.random.default_rng(seed)
+    return lambda mask: int(rng.choice(np.flatnonzero(mask)))
+
+
 def test_preemption_picks_its_victims_by_start_time_as_in_the_cluster_engine() -> None:
     """Among victims of one priority, preemption keeps the pods started first: the running
     pods carry status.startTime."""

@@ -288,9 +288,11 @@ class SchedulerOnly:
         """A victim's DisruptionTarget condition (an incident, as the cluster engine's observer
         counts it then) and its deletion's timestamp; its node agent, seeing the deletion,
         stops it at once (stop-seconds being refused) in a timer of this instant, and its
-        status and deletion reach the informer `FINISH_TURNS` after."""
+        status and deletion reach the informer `FINISH_TURNS` after. A victim already being
+        deleted (two cycles of an instant chose it) changes no more: the API server leaves it
+        as it is."""
         pod = self.pods.get(key)
-        if pod is None:
+        if pod is None or "deletionTimestamp" in pod["metadata"]:
             return
         now = self.clock.now_rfc3339()
         status = pod.get("status") or {}

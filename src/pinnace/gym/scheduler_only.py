@@ -23,10 +23,12 @@ decision sees and what makes the episode's rewards, and nothing else:
   leaves the scheduler's view, as kube-scheduler's informer drops a pod that turns Succeeded
   or Failed;
 - within an instant, each change reaches the core as many turns of the event loop after its
-  cause as on the cluster engine (`ARRIVAL_TURNS`, `FINISH_TURNS`, the echo of a result a
-  turn after it), so same-instant arrivals, finishes and back-offs take turns as there;
-- preemption's victims leave at once (the cluster engine's victims stop when SIGTERMed too,
-  stop-seconds being refused), each an incident the rewards count.
+  cause as on the cluster engine (`ARRIVAL_TURNS`, `BIND_TURNS`, `START_TURNS`,
+  `STATUS_TURNS`, `FINISH_TURNS`, measured there), so same-instant arrivals, finishes,
+  back-offs and cycles take turns as there;
+- preemption's victims get their DisruptionTarget condition and deletion, then leave within
+  the instant (the cluster engine's victims stop when SIGTERMed too, stop-seconds being
+  refused), each an incident the rewards count.
 
 Refused, with the field named, as needing the components this engine does not run: timeline
 steps, trace workloads, Job templates, the cluster autoscaler, objects other than Namespaces,

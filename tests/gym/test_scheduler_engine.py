@@ -189,6 +189,174 @@ def test_priority_classes_and_preemption_as_in_the_cluster_engine() -> None:
     assert trajectory("scheduler", spec, 1, first_feasible) == cluster
 
 
+def one_node(cpu: str, *workloads: dict[str, Any], objects: Any = None) -> dict[str, Any]:
+    pools = [{"name": "pool", "count": 1, "capacity": {"cpu": cpu, "memory": "8Gi"}}]
+    return scenario(pools, list(workloads), until="1m", objects=objects)
+
+
+def test_an_arrival_and_a_finish_at_one_instant_order_as_in_the_cluster_engine() -> None:
+    """Pods arrive every second and run the node's 10 s for a command it does not know: at
+    each whole second a pod arrives as another finishes; the finish reaches the scheduler
+    turns of the loop after the arrival, as the node agent's status write goes through."""
+    spec = one_node(
+        "2", {"name": "w", "template": pod_template("900m", "512Mi"), "arrivals": {"every": "1s"}}
+    )
+    cluster = trajectory("cluster", spec, 1, last_feasible)
+    assert len(cluster) > 10
+    assert trajectory("scheduler", spec, 1, last_feasible) == cluster
+
+
+def test_a_finish_and_a_back_off_at_one_instant_order_as_in_the_cluster_engine() -> None:
+    spec = one_node(
+        "4",
+        {
+            "name": "w",
+            "template": pod_template("1", "64Mi"),
+            "arrivals": {"poisson": {"ratePerSecond": 1}},
+        },
+    )
+    cluster = trajectory("cluster", spec, 7, last_feasible)
+    assert len(cluster) > 20
+    assert trajectory("scheduler", spec, 7, last_feasible) == cluster
+
+
+def labelled(app: str, cpu: str, priority_class: str | None = None) -> dict[str, Any]:
+    template = pod_template(cpu, "64Mi")
+    template["metadata"] = {"labels": {"app": app}}
+    if priority_class:
+        template["spec"]["priorityClassName"] = priority_class
+    return template
+
+
+def test_a_finish_reaches_the_scheduler_before_its_instants_cycle_as_on_the_cluster_engine() -> (
+    None
+):
+    """A pod finishes as two arrive: on the cluster engine the finish reaches the scheduler
+    (three turns of the loop) before its cycle for the arrivals starts (the arrival takes three
+    too): the counts the rewards take after the decision leave the finished pod out."""
+    workloads = [
+        {
+            "name": "w0",
+            "template": labelled("w0", "1100m"),
+            "arrivals": {"every": "2s"},
+            "start": "4s",
+            "runTime": {"constant": "17s"},
+        },
+        {
+            "name": "w1",
+            "template": labelled("w1", "400m"),
+            "arrivals": {"every": "2s"},
+            "start": "4s",
+            "runTime": {"constant": "2s"},
+        },
+    ]
+    spec = one_node("2", *workloads)
+    spec["spec"]["until"] = "20s"
+    cluster = trajectory("cluster", spec, 4, first_feasible)
+    assert len(cluster) > 5
+    assert trajectory("scheduler", spec, 4, first_feasible) == cluster
+
+
+def test_a_victim_two_preemptions_choose_is_one_eviction_as_in_the_cluster_engine() -> None:
+    """Two pods arriving at one instant each preempt the same low-priority pod: the second's
+    deletion finds it being deleted, and the observer counts one eviction."""
+    classes = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+        for name, value in (("low", 10), ("mid", 100), ("high", 1000))
+    ]
+    w1 = labelled("w1", "900m", "low")
+    w1["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "w1"}},
+        }
+    ]
+    workloads = [
+        {
+            "name": "w0",
+            "template": labelled("w0", "1", "mid"),
+            "arrivals": {"every": "2s"},
+            "start": "3s",
+            "runTime": {"constant": "54s"},
+        },
+        {
+            "name": "w1",
+            "template": w1,
+            "arrivals": {"poisson": {"ratePerSecond": 1}},
+            "start": "2s",
+            "runTime": {"constant": "55s"},
+        },
+        {
+            "name": "w2",
+            "template": labelled("w2", "500m", "high"),
+            "arrivals": {"poisson": {"ratePerSecond": 1}},
+            "start": "4s",
+            "runTime": {"constant": "3s"},
+        },
+    ]
+    pools = [
+        {"name": "p0", "count": 1, "capacity": {"cpu": "3", "memory": "8Gi"}, "labels": {ZONE: "a"}}
+    ]
+    spec = scenario(pools, workloads, until="15s", objects=classes)
+    seed = 1
+    policy = random_feasible(4242)
+    cluster = trajectory("cluster", spec, seed, policy)
+    assert sum(dict(step[3])["evictions"] for step in cluster) < 0
+    assert trajectory("scheduler", spec, seed, random_feasible(4242)) == cluster
+
+
+def random_feasible(seed: int) -> Policy:
+    rng = np.random.default_rng(seed)
+    return lambda mask: int(rng.choice(np.flatnonzero(mask)))
+
+
+def test_preemption_picks_its_victims_by_start_time_as_in_the_cluster_engine() -> None:
+    """Among victims of one priority, preemption keeps the pods started first: the running
+    pods carry status.startTime."""
+    classes = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+        for name, value in (("low", 10), ("high", 1000))
+    ]
+
+    def generator(
+        name: str, cpu: str, start: str, count: int, cls: str | None, every: str = "1s"
+    ) -> dict[str, Any]:
+        template = pod_template(cpu, "64Mi")
+        if cls:
+            template["spec"]["priorityClassName"] = cls
+        return {
+            "name": name,
+            "template": template,
+            "arrivals": {"every": every},
+            "start": start,
+            "count": count,
+            "runTime": {"constant": "1h"},
+        }
+
+    spec = one_node(
+        "4",
+        generator("b", "1", "1s", 2, "low"),
+        generator("a", "2", "3s", 1, "low"),
+        generator("high", "1", "10s", 1, "high"),
+        generator("small", "1", "20s", 3, None, every="5s"),
+        objects=classes,
+    )
+    cluster = trajectory("cluster", spec, 1, first_feasible)
+    assert trajectory("scheduler", spec, 1, first_feasible) == cluster
+
+
 def test_the_checker_passes_and_a_seed_gives_the_same_episode() -> None:
     env = gymnasium.make(
         pinnace.gym.ENV_ID, scenario=random_cluster(4), features="requests", engine="scheduler"
@@ -234,7 +402,89 @@ REFUSED = {
         lambda s: s["spec"]["workloads"][0].update(template=job_template()),
         r"spec.workloads\[0\].template: a Job template needs the cluster engine",
     ),
+    "init containers": (
+        lambda s: template(s)["spec"].update(initContainers=[{"name": "i", "image": "app:1"}]),
+        r"spec.workloads\[0\].template.spec.initContainers: init containers",
+    ),
+    "a sidecar": (
+        lambda s: template(s)["spec"].update(
+            initContainers=[{"name": "i", "image": "app:1", "restartPolicy": "Always"}]
+        ),
+        r"spec.workloads\[0\].template.spec.initContainers: init containers",
+    ),
+    "containers ending apart": (
+        lambda s: (
+            template(s)["spec"]["containers"].append({"name": "side", "image": "app:1"}),
+            annotate(s, {"sim.pinnace.dev/run-seconds.side": "5"}),
+        ),
+        r"spec.workloads\[0\].template.spec.containers: containers ending at different times",
+    ),
+    "restarts on failure": (
+        lambda s: (
+            template(s)["spec"].update(restartPolicy="OnFailure"),
+            annotate(s, {"sim.pinnace.dev/exit-code": "1"}),
+        ),
+        r"spec.workloads\[0\].template.spec.restartPolicy: containers restarting \(OnFailure\)",
+    ),
+    "restarts always": (
+        lambda s: template(s)["spec"].update(restartPolicy="Always"),
+        r"spec.workloads\[0\].template.spec.restartPolicy: containers restarting \(Always\)",
+    ),
+    "an active deadline": (
+        lambda s: template(s)["spec"].update(activeDeadlineSeconds=5),
+        r"spec.workloads\[0\].template.spec.activeDeadlineSeconds",
+    ),
+    "stop-seconds": (
+        lambda s: annotate(s, {"sim.pinnace.dev/stop-seconds": "20"}),
+        r"annotations\[sim.pinnace.dev/stop-seconds\]: containers slow to stop",
+    ),
+    "a command reading its environment": (
+        lambda s: template(s)["spec"]["containers"][0].update(
+            command=["sh", "-c", "sleep $(T)"], env=[{"name": "T", "value": "30"}]
+        ),
+        r"spec.containers\[0\].command: a command that may read its environment or files",
+    ),
+    "a template's nodeName": (
+        lambda s: template(s)["spec"].update(nodeName="pool-1"),
+        r"spec.workloads\[0\].template.spec.nodeName",
+    ),
+    "image pull bandwidth": (
+        lambda s: s["spec"]["cluster"]["nodePools"][0].update(imagePullBandwidth="1M"),
+        r"spec.cluster: node pool-1's imagePullBandwidth",
+    ),
+    "memory usage drawn": (
+        lambda s: s["spec"]["workloads"][0].update(usage={"memory": {"constant": "512Mi"}}),
+        r"spec.workloads\[0\].usage.memory: memory usage",
+    ),
+    "memory usage annotated": (
+        lambda s: annotate(s, {"sim.pinnace.dev/memory.app": "1Gi"}),
+        r"annotations\[sim.pinnace.dev/memory.app\]: memory usage",
+    ),
+    "a readiness probe": (
+        lambda s: template(s)["spec"]["containers"][0].update(
+            readinessProbe={"exec": {"command": ["true"]}}
+        ),
+        r"spec.containers\[0\].readinessProbe: probes",
+    ),
+    "pods at 0 s in a namespace the scenario creates": (
+        lambda s: (
+            s["spec"]["objects"].append(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+            ),
+            s["spec"]["workloads"][0].update(arrivals={"every": "5s"}),
+            template(s).setdefault("metadata", {}).update(namespace="team"),
+        ),
+        r"spec.workloads\[0\].start: pods arriving at 0s in namespace team",
+    ),
 }
+
+
+def template(spec: dict[str, Any]) -> dict[str, Any]:
+    return spec["spec"]["workloads"][0]["template"]  # type: ignore[no-any-return]
+
+
+def annotate(spec: dict[str, Any], annotations: dict[str, str]) -> None:
+    template(spec).setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))

@@ -16,19 +16,33 @@ decision sees and what makes the episode's rewards, and nothing else:
   (a generator whose template that API server refuses makes no pod, as each of its creates
   would be refused); the namespaces, for the plugins matching namespace selectors, are read
   from that cluster too;
-- a bound pod holds its node until its containers' run time is over, counted from the bind
-  (the node agent's start takes no time here), as `kubelet.behaviour` models them: init
-  containers one after another, then the longest of the containers. A pod that restarts
-  (restartPolicy Always, or OnFailure with a container that fails) holds it for good. A
-  finished pod leaves the scheduler's view, as kube-scheduler's informer drops a pod that
-  turns Succeeded or Failed;
-- preemption's victims leave at once (the cluster engine's victims stop when SIGTERMed too,
-  stop-seconds being 0 unless annotated), each an incident the rewards count.
+- a bound pod starts at once (the node agent's start takes no time here): one status update,
+  Running, with `status.startTime` (preemption orders victims by it); it holds its node until
+  its containers' run time is over, counted from the bind, as `kubelet.behaviour` models it,
+  all containers ending together (a pod running forever holds it for good). A finished pod
+  leaves the scheduler's view, as kube-scheduler's informer drops a pod that turns Succeeded
+  or Failed;
+- within an instant, each change reaches the core as many turns of the event loop after its
+  cause as on the cluster engine (`ARRIVAL_TURNS`, `BIND_TURNS`, `START_TURNS`,
+  `STATUS_TURNS`, `FINISH_TURNS`, measured there), so same-instant arrivals, finishes,
+  back-offs and cycles take turns as there;
+- preemption's victims get their DisruptionTarget condition and deletion, then leave within
+  the instant (the cluster engine's victims stop when SIGTERMed too, stop-seconds being
+  refused), each an incident the rewards count.
 
 Refused, with the field named, as needing the components this engine does not run: timeline
 steps, trace workloads, Job templates, the cluster autoscaler, objects other than Namespaces,
 PriorityClasses, LimitRanges and RuntimeClasses, and usage (the observation's usage features
-and the plugins reading node usage: the node agents measure it).
+and the plugins reading node usage: the node agents measure it). Refused too, as node agent
+behaviour it does not model (each a status update requeueing pods rejected by inter-pod
+affinity or topology spread, a kill, or a delay): init containers (sidecars too), containers
+ending at different times, restarts (Always with a finite run time, OnFailure failing),
+activeDeadlineSeconds, stop-seconds, probes, lifecycle hooks, a template's nodeName, commands
+that may read their context (`kubelet.behaviour.reads_context`), environments from other
+objects, model annotations that do not parse, memory or ephemeral-storage usage (OOM kills,
+evictions), node pools with slow or failing starts (imagePullBandwidth, missing images, the
+static CPU manager), and pods arriving at 0 s in a namespace the scenario creates (their
+admission waits a random while for its default ServiceAccount).
 """
 
 from __future__ import annotations
@@ -49,12 +63,21 @@ from pinnace.api.status import StatusError
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
 from pinnace.kubelet.behaviour import (
+    ANNOTATION_PREFIX,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    RUN_SECONDS,
+    STOP_SECONDS,
     UNKNOWN_COMMAND_SECONDS,
     BehaviourError,
     UnknownOutcome,
+    container_argv,
     context_free_behaviour,
+    is_model_annotation,
+    reads_context,
 )
 from pinnace.kubelet.config import NodeConfig
+from pinnace.kubelet.environment import may_fail
 from pinnace.kubelet.node_status import node_object
 from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_offline
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
@@ -64,7 +87,7 @@ from pinnace.scheduler.preemption import PREEMPTION_BY_SCHEDULER, Preemption
 from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult
 from pinnace.sim.arrivals import Arrival, arrivals_of
 from pinnace.sim.observe import Incident
-from pinnace.sim.scenario import Arrivals, Scenario
+from pinnace.sim.scenario import Arrivals, FixedRate, Scenario
 from pinnace.sim.simulation import Simulation
 
 HELD = {
@@ -163,10 +186,12 @@ class SchedulerOnly:
     ) -> None:
         for arrival in arrivals_of(arrivals, randomness, self.started_at):
             await asyncio.sleep(max(0.0, arrival.at - self.clock.now()))
-            pod = self._made(template(), arrival)
-            self.pods[f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"] = pod
-            self.core.add_pod(pod)
-            self.scheduling.nudge()
+            after_turns(self.loop, ARRIVAL_TURNS, self._add, self._made(template(), arrival))
+
+    def _add(self, pod: Object) -> None:
+        self.pods[f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"] = pod
+        self.core.add_pod(pod)
+        self.scheduling.nudge()
 
     def _made(self, pod: Object, arrival: Arrival) -> Object:
         """The admitted template made this arrival, as the API server would store it."""
@@ -179,31 +204,56 @@ class SchedulerOnly:
         return pod
 
     def _handle(self, result: ScheduleResult) -> None:
-        """What the adapter writes for the result, as its echo reaches the informer: once the
-        loop lets other work run (`call_soon`), not before the cycles run back to back with
-        this one."""
+        """What the adapter writes for the result, as its echo reaches the informer: turns of
+        the loop later (`BIND_TURNS`), not before the cycles run back to back with this
+        one."""
         if result.node_name is not None:
-            self.loop.call_soon(self._bound, result.pod.key, result.node_name)
+            after_turns(self.loop, BIND_TURNS, self._bound, result.pod.key, result.node_name)
         elif result.nominated_node_name is not None:
-            self.loop.call_soon(self._nominate, result.pod.key, result.nominated_node_name)
+            key, node_name = result.pod.key, result.nominated_node_name
+            after_turns(self.loop, BIND_TURNS, self._nominate, key, node_name)
 
     def _bound(self, key: str, node_name: str) -> None:
-        """The binding's echo, then the node agent's status of the pod it starts at once."""
+        """The binding's echo; the node agent, which has it too, starts the pod a turn on."""
         pending = self.pods.get(key)
         if pending is None:
             return
         bound = {**pending, "spec": {**pending["spec"], "nodeName": node_name}}
+        self.pods[key] = bound
         self.core.update_pod(pending, bound)
-        running = {**bound, "status": {**(bound.get("status") or {}), "phase": "Running"}}
+        self.scheduling.nudge()
+        after_turns(self.loop, START_TURNS, self._start, key, node_name)
+
+    def _start(self, key: str, node_name: str) -> None:
+        """The node agent starts the pod: its containers' exit is due when their run time is
+        over; its status, Running, reaches the informer `STATUS_TURNS` later."""
+        bound = self.pods.get(key)
+        if bound is None or "deletionTimestamp" in bound["metadata"]:
+            return
+        seconds = _run_seconds(bound, self._unknown.get(node_name))
+        if math.isfinite(seconds):
+            self._finishing[key] = self.loop.call_later(seconds, self._exited, key)
+        # Its start time is now, the bind's instant (preemption orders victims by it), to the
+        # second as the agent writes it.
+        after_turns(self.loop, STATUS_TURNS, self._running, key, self.clock.now_rfc3339())
+
+    def _running(self, key: str, started: str) -> None:
+        bound = self.pods.get(key)
+        if bound is None:
+            return
+        status = {**(bound.get("status") or {}), "phase": "Running", "startTime": started}
+        running = {**bound, "status": status}
         self.pods[key] = running
         self.core.update_pod(bound, running)
         self.scheduling.nudge()
-        seconds = _run_seconds(bound, self._unknown.get(node_name))
-        if math.isfinite(seconds):
-            self._finishing[key] = self.loop.call_later(seconds, self._finish, key)
+
+    def _exited(self, key: str) -> None:
+        """The pod's containers exit: the node agent's status write, then its echo, reach the
+        informer some turns of the loop later."""
+        self._finishing.pop(key, None)
+        after_turns(self.loop, FINISH_TURNS, self._finish, key)
 
     def _finish(self, key: str) -> None:
-        self._finishing.pop(key, None)
         pod = self.pods.pop(key, None)
         if pod is not None:
             self.core.delete_pod(pod)
@@ -226,22 +276,76 @@ class SchedulerOnly:
         self.scheduling.nudge()
 
     def _preempt(self, decision: Preemption) -> None:
+        """What the adapter writes for a preemption, as its echoes reach the informer
+        `BIND_TURNS` later: each victim's DisruptionTarget and deletion, the nominations
+        cleared."""
         self.core.metrics.preempted(len(decision.victims))
+        condition = decision.disruption_condition()
         for victim in decision.victims:
-            self.loop.call_soon(self._evict, victim.key)
+            after_turns(self.loop, BIND_TURNS, self._terminating, victim.key, condition)
         for nominated in decision.nominations_to_clear:
-            self.loop.call_soon(self._nominate, nominated.key, "")
+            after_turns(self.loop, BIND_TURNS, self._nominate, nominated.key, "")
 
-    def _evict(self, key: str) -> None:
-        """A victim gone: it stops at once (SIGTERM, no stop-seconds)."""
+    def _terminating(self, key: str, condition: Object) -> None:
+        """A victim's DisruptionTarget condition (an incident, as the cluster engine's observer
+        counts it then) and its deletion's timestamp; its node agent, seeing the deletion,
+        stops it at once (stop-seconds being refused) in a timer of this instant, and its
+        status and deletion reach the informer `FINISH_TURNS` after. A victim already being
+        deleted (two cycles of an instant chose it) changes no more: the API server leaves it
+        as it is."""
+        pod = self.pods.get(key)
+        if pod is None or "deletionTimestamp" in pod["metadata"]:
+            return
+        now = self.clock.now_rfc3339()
+        status = pod.get("status") or {}
+        conditions = [
+            c for c in status.get("conditions") or () if c.get("type") != condition["type"]
+        ]
+        conditions.append({**condition, "lastTransitionTime": now})
+        disrupted = {**pod, "status": {**status, "conditions": conditions}}
+        self.core.update_pod(pod, disrupted)
+        meta = {**pod["metadata"], "deletionTimestamp": now}
+        deleting = {**disrupted, "metadata": meta}
+        self.pods[key] = deleting
+        self.core.update_pod(disrupted, deleting)
+        self.incidents.append(Incident(self.elapsed, PREEMPTION_BY_SCHEDULER, key))
+        self.scheduling.nudge()
         timer = self._finishing.pop(key, None)
         if timer is not None:
             timer.cancel()
-        pod = self.pods.pop(key, None)
-        if pod is not None:
-            self.core.delete_pod(pod)
-            self.incidents.append(Incident(self.elapsed, PREEMPTION_BY_SCHEDULER, key))
-            self.scheduling.nudge()
+        self._finishing[key] = self.loop.call_later(0.0, self._exited, key)
+
+
+# The turns of the event loop the cluster engine takes to pass each change on to the
+# scheduler's informer (each API write and watch, each component's reaction, a turn or more),
+# measured there: within an instant, the core then sees arrivals, finishes, bindings and back-offs
+# in the cluster engine's order, which decides which pod a cycle takes and what it sees.
+ARRIVAL_TURNS = 2
+"""From an arrival's instant (its task woken a turn after its timer) until the core has the
+pod: the cluster engine's generator creates it, the API server's watch and the scheduler's
+informer deliver it."""
+BIND_TURNS = 3
+"""From a cycle's result until the echo of what the adapter writes for it (the binding, a
+nomination, a victim's condition and deletion) reaches the informer."""
+START_TURNS = 1
+"""From the binding's echo until the node agent, which has it too, starts the pod (and its
+containers' exit timer is set)."""
+STATUS_TURNS = 3
+"""From the start until the node agent's status of the pod (Running) reaches the informer."""
+FINISH_TURNS = 3
+"""From a pod's containers' exit until the core has it gone: the node agent's status write, the
+API server's watch, then the scheduler's informer."""
+
+
+def after_turns(
+    loop: asyncio.AbstractEventLoop, turns: int, callback: Callable[..., object], *args: object
+) -> None:
+    """Run `callback(*args)` after `turns` turns of `loop` (`call_soon` chained `turns`
+    times; 0: now): where the cluster engine's components pass a change on, each a turn."""
+    if turns <= 0:
+        callback(*args)
+    else:
+        loop.call_soon(after_turns, loop, turns - 1, callback, *args)
 
 
 def refuse_unsupported(scenario: Scenario) -> None:
@@ -258,12 +362,160 @@ def refuse_unsupported(scenario: Scenario) -> None:
                 f"{scenario.object_field(index)}: a {obj.get('kind')} {NEEDS_CLUSTER}; "
                 f"this engine holds only {', '.join(HELD)}"
             )
+    for node in scenario.cluster.nodes:
+        _refuse_node(node)
+    unknowns = {_unknown_outcome(node) for node in scenario.cluster.nodes} or {
+        _unknown_outcome(NodeConfig("none"))
+    }
+    created = {
+        (obj.get("metadata") or {}).get("name")
+        for obj in scenario.objects
+        if obj.get("kind") == "Namespace"
+    }
     for i, arrivals in enumerate(scenario.workloads):
         if arrivals.template.get("kind") != "Pod":
             raise ValueError(
                 f"spec.workloads[{i}].template: a {arrivals.template.get('kind')} template "
                 f"{NEEDS_CLUSTER}; this engine makes Pods"
             )
+        _refuse_template(f"spec.workloads[{i}]", arrivals, unknowns)
+        if (
+            arrivals.namespace in created
+            and isinstance(arrivals.process, FixedRate)
+            and arrivals.start == 0
+        ):
+            # The namespace's default ServiceAccount is made a few turns into the start; a
+            # pod created before then waits for it in the API server's admission, a random
+            # 100-200 ms a try.
+            raise ValueError(
+                f"spec.workloads[{i}].start: pods arriving at 0s in namespace "
+                f"{arrivals.namespace}, which the scenario creates (their admission waits for "
+                f"its default ServiceAccount), {NEEDS_CLUSTER}"
+            )
+
+
+def _refuse_node(node: NodeConfig) -> None:
+    """Refuse a node whose agent would delay or fail a pod's start: it starts them at once."""
+    if math.isfinite(node.image_pull_bandwidth):
+        raise ValueError(
+            f"spec.cluster: node {node.name}'s imagePullBandwidth (image pulls taking time) "
+            f"{NEEDS_CLUSTER}"
+        )
+    if node.missing_images:
+        raise ValueError(
+            f"spec.cluster: registry.missing (image pulls failing, on node {node.name}) "
+            f"{NEEDS_CLUSTER}"
+        )
+    if node.cpu_manager_policy != "none":
+        raise ValueError(
+            f"spec.cluster: node {node.name}'s kubelet.cpuManagerPolicy "
+            f"{node.cpu_manager_policy} (its admission may reject pods) {NEEDS_CLUSTER}"
+        )
+
+
+CONTAINER_FIELDS = {
+    "livenessProbe": "probes",
+    "readinessProbe": "probes",
+    "startupProbe": "probes",
+    "lifecycle": "lifecycle hooks",
+}
+"""Container fields making the node agent write status updates, or delay or stop a container,
+where this engine writes none: refused."""
+
+
+def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome]) -> None:
+    """Refuse a generator whose pods the node agent would not simply start at the bind and
+    finish, all containers at once, with one status update each time: the status updates it
+    writes (an init container's exit, a container's end before the others', a restart) each
+    requeue pods that inter-pod affinity or topology spread rejected; what it does besides
+    (OOM kills, evictions, deadlines, slow stops) changes when pods leave."""
+    template = arrivals.template
+    spec = template.get("spec") or {}
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    where = f"{at}.template"
+    if spec.get("nodeName"):
+        raise ValueError(f"{where}.spec.nodeName: a pod bound by its template {NEEDS_CLUSTER}")
+    if spec.get("activeDeadlineSeconds") is not None:
+        raise ValueError(
+            f"{where}.spec.activeDeadlineSeconds: the node agent's deadline {NEEDS_CLUSTER}"
+        )
+    if spec.get("initContainers"):
+        raise ValueError(
+            f"{where}.spec.initContainers: init containers (their exits are status updates) "
+            f"{NEEDS_CLUSTER}"
+        )
+    for name in annotations:
+        if is_model_annotation(name) and _model_key(name) in REFUSED_KEYS:
+            raise ValueError(
+                f"{where}.metadata.annotations[{name}]: {REFUSED_KEYS[_model_key(name)]} "
+                f"{NEEDS_CLUSTER}"
+            )
+    for resource in arrivals.usage:
+        if resource != "cpu":
+            raise ValueError(
+                f"{at}.usage.{resource}: {resource} usage (OOM kills, evictions) {NEEDS_CLUSTER}"
+            )
+    for j, container in enumerate(spec.get("containers") or ()):
+        for field, what in CONTAINER_FIELDS.items():
+            if container.get(field):
+                raise ValueError(f"{where}.spec.containers[{j}].{field}: {what} {NEEDS_CLUSTER}")
+        if may_fail(container):
+            raise ValueError(
+                f"{where}.spec.containers[{j}].env: an environment from other objects "
+                f"{NEEDS_CLUSTER}"
+            )
+        if reads_context(container_argv(template, container.get("name") or "")):
+            raise ValueError(
+                f"{where}.spec.containers[{j}].command: a command that may read its "
+                f"environment or files {NEEDS_CLUSTER}"
+            )
+    policy = spec.get("restartPolicy") or "Always"
+    # The run time the generator draws is an annotation for all containers: two draws tell
+    # whether a container's own annotation overrides it.
+    draws = [{RUN_SECONDS: "1"}, {RUN_SECONDS: "2"}] if arrivals.run_time is not None else [{}]
+    for draw, unknown in itertools.product(draws, unknowns):
+        pod = {**template, "metadata": {"annotations": {**annotations, **draw}}}
+        try:
+            behaviours = [
+                context_free_behaviour(pod, c["name"], unknown) for c in spec["containers"]
+            ]
+        except (BehaviourError, KeyError):
+            raise ValueError(
+                f"{where}.metadata.annotations: a model annotation that does not parse "
+                f"{NEEDS_CLUSTER}"
+            ) from None
+        for j, b in enumerate(behaviours):
+            usage = b.usage
+            if not usage.memory.constant_amount == usage.ephemeral_storage.constant_amount == 0:
+                raise ValueError(
+                    f"{where}.spec.containers[{j}]: memory or ephemeral-storage usage "
+                    f"(OOM kills, evictions) {NEEDS_CLUSTER}"
+                )
+        finite = [b for b in behaviours if math.isfinite(b.run_seconds)]
+        if finite and (
+            policy == "Always" or (policy == "OnFailure" and any(b.exit_code for b in finite))
+        ):
+            raise ValueError(
+                f"{where}.spec.restartPolicy: containers restarting ({policy}) {NEEDS_CLUSTER}"
+            )
+        if len({b.run_seconds for b in behaviours}) > 1:
+            raise ValueError(
+                f"{where}.spec.containers: containers ending at different times (each end a "
+                f"status update) {NEEDS_CLUSTER}"
+            )
+
+
+def _model_key(name: str) -> str:
+    """The model's key an annotation sets, without its container's suffix."""
+    return ANNOTATION_PREFIX + name[len(ANNOTATION_PREFIX) :].split(".", 1)[0]
+
+
+REFUSED_KEYS = {
+    STOP_SECONDS: "containers slow to stop (victims, sidecars)",
+    MEMORY: "memory usage (OOM kills, evictions)",
+    EPHEMERAL_STORAGE: "ephemeral-storage usage (evictions)",
+}
+"""The model's annotations whose effects this engine does not run, by key."""
 
 
 def _admitted(
@@ -292,6 +544,8 @@ def _admitted(
             except StatusError:
                 templates[arrivals.name] = None
                 continue
+            # A copy: the object the client returns is the one the cluster's informers hold.
+            admitted = orjson.loads(orjson.dumps(admitted))
             for field in ("managedFields", "resourceVersion", "uid", "creationTimestamp"):
                 admitted["metadata"].pop(field, None)
             templates[arrivals.name] = functools.partial(orjson.loads, orjson.dumps(admitted))

@@ -146,17 +146,21 @@ def test_spread_and_anti_affinity_as_in_the_cluster_engine(seed: int) -> None:
     assert trajectory("scheduler", spec, seed, first_feasible) == cluster
 
 
-def test_priority_classes_and_preemption_as_in_the_cluster_engine() -> None:
-    """Low-priority pods fill the nodes for good; high-priority ones then preempt them."""
-    classes = [
+def priority_classes(**values: int) -> list[dict[str, Any]]:
+    return [
         {
             "apiVersion": "scheduling.k8s.io/v1",
             "kind": "PriorityClass",
             "metadata": {"name": name},
             "value": value,
         }
-        for name, value in (("low", 10), ("high", 1000))
+        for name, value in values.items()
     ]
+
+
+def test_priority_classes_and_preemption_as_in_the_cluster_engine() -> None:
+    """Low-priority pods fill the nodes for good; high-priority ones then preempt them."""
+    classes = priority_classes(low=10, high=1000)
     pools = [{"name": "pool", "count": 2, "capacity": {"cpu": "2", "memory": "8Gi"}}]
 
     def with_class(name: str) -> dict[str, Any]:
@@ -260,15 +264,7 @@ def test_a_finish_reaches_the_scheduler_before_its_instants_cycle_as_on_the_clus
 def test_a_victim_two_preemptions_choose_is_one_eviction_as_in_the_cluster_engine() -> None:
     """Two pods arriving at one instant each preempt the same low-priority pod: the second's
     deletion finds it being deleted, and the observer counts one eviction."""
-    classes = [
-        {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": name},
-            "value": value,
-        }
-        for name, value in (("low", 10), ("mid", 100), ("high", 1000))
-    ]
+    classes = priority_classes(low=10, mid=100, high=1000)
     w1 = labelled("w1", "900m", "low")
     w1["spec"]["topologySpreadConstraints"] = [
         {
@@ -320,15 +316,7 @@ def random_feasible(seed: int) -> Policy:
 def test_preemption_picks_its_victims_by_start_time_as_in_the_cluster_engine() -> None:
     """Among victims of one priority, preemption keeps the pods started first: the running
     pods carry status.startTime."""
-    classes = [
-        {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": name},
-            "value": value,
-        }
-        for name, value in (("low", 10), ("high", 1000))
-    ]
+    classes = priority_classes(low=10, high=1000)
 
     def generator(
         name: str, cpu: str, start: str, count: int, cls: str | None, every: str = "1s"

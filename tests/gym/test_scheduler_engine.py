@@ -4,7 +4,9 @@ step for step, where the scenario is one it runs; a clear refusal where it is no
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -14,6 +16,7 @@ from gymnasium.utils.env_checker import check_env
 from tests.gym.scenarios import ZONE, pod_template, random_cluster, scenario
 
 import pinnace.gym
+from pinnace.cli.main import main
 from pinnace.gym.env import NodePlacementEnv
 
 Policy = Callable[[np.ndarray], int]
@@ -491,3 +494,17 @@ def test_usage_features_and_an_unknown_engine_are_refused_at_once() -> None:
         NodePlacementEnv(saturated(), features="both", engine="scheduler")
     with pytest.raises(ValueError, match="engine 'fast': must be one of cluster, scheduler"):
         NodePlacementEnv(saturated(), features="requests", engine="fast")
+
+
+def test_the_placement_example_gives_the_same_evaluation_on_both_engines(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """examples/research/placement.yaml, as its header runs it: every baseline the scheduler
+    engine runs, with preemption evicting batch pods, as on the cluster engine."""
+    example = str(Path(__file__).parents[2] / "examples" / "research" / "placement.yaml")
+    argv = ["gym", "evaluate", example, "--json", "--policy", "default", "--policy", "random"]
+    assert main([*argv, "--engine", "scheduler"]) == 0
+    quick = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--features", "requests"]) == 0
+    assert json.loads(capsys.readouterr().out) == quick
+    assert quick["default"]["components"]["evictions"]["mean"] < 0

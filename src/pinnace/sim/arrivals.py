@@ -38,10 +38,9 @@ RUN_SECONDS = "sim.pinnace.dev/run-seconds"
 
 @dataclass(frozen=True)
 class Arrival:
-    """One arrival of a generator: when (on the clock), its number, name and draws."""
+    """One arrival of a generator: when (on the clock), its name and draws."""
 
     at: float
-    number: int
     name: str
     annotations: dict[str, str]
     """The annotations its draws set (run time, usage)."""
@@ -59,7 +58,7 @@ def arrivals_of(arrivals: Arrivals, randomness: Randomness, started_at: float) -
             return
         created += 1
         name, annotations = _draws(arrivals, created, rng)
-        yield Arrival(at, created, name, annotations)
+        yield Arrival(at, name, annotations)
 
 
 async def run_arrivals(

@@ -51,10 +51,11 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
-from pinnace.gym.scheduler_scope import NEEDS_CLUSTER, refuse_unsupported, unknown_outcome
+from pinnace.gym.scheduler_scope import NEEDS_CLUSTER, refuse_unsupported
 from pinnace.kubelet.behaviour import (
     UnknownOutcome,
     context_free_behaviour,
+    node_unknown_outcome,
 )
 from pinnace.kubelet.node_status import node_object
 from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_offline
@@ -110,7 +111,7 @@ class SchedulerOnly:
         """The pods not finished, by key, as the scheduler's informer would hold them."""
         self._finishing: dict[str, asyncio.TimerHandle] = {}
         self._uids = itertools.count(1)
-        self._unknown = {node.name: unknown_outcome(node) for node in scenario.cluster.nodes}
+        self._unknown = {node.name: node_unknown_outcome(node) for node in scenario.cluster.nodes}
         now = self.clock.now_rfc3339()
         # In the order the scheduler's node informer lists them: by name.
         for node in sorted(scenario.cluster.nodes, key=lambda n: n.name):

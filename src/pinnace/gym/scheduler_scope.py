@@ -25,17 +25,17 @@ import itertools
 import math
 
 from pinnace.kubelet.behaviour import (
-    ANNOTATION_PREFIX,
     EPHEMERAL_STORAGE,
     MEMORY,
     RUN_SECONDS,
     STOP_SECONDS,
-    UNKNOWN_COMMAND_SECONDS,
     BehaviourError,
     UnknownOutcome,
     container_argv,
     context_free_behaviour,
     is_model_annotation,
+    model_key,
+    node_unknown_outcome,
     reads_context,
 )
 from pinnace.kubelet.config import NodeConfig
@@ -68,8 +68,8 @@ def refuse_unsupported(scenario: Scenario) -> None:
             )
     for node in scenario.cluster.nodes:
         _refuse_node(node)
-    unknowns = {unknown_outcome(node) for node in scenario.cluster.nodes} or {
-        unknown_outcome(NodeConfig("none"))
+    unknowns = {node_unknown_outcome(node) for node in scenario.cluster.nodes} or {
+        node_unknown_outcome(NodeConfig("none"))
     }
     created = {
         (obj.get("metadata") or {}).get("name")
@@ -149,9 +149,9 @@ def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome])
             f"{NEEDS_CLUSTER}"
         )
     for name in annotations:
-        if is_model_annotation(name) and _model_key(name) in REFUSED_KEYS:
+        if is_model_annotation(name) and model_key(name) in REFUSED_KEYS:
             raise ValueError(
-                f"{where}.metadata.annotations[{name}]: {REFUSED_KEYS[_model_key(name)]} "
+                f"{where}.metadata.annotations[{name}]: {REFUSED_KEYS[model_key(name)]} "
                 f"{NEEDS_CLUSTER}"
             )
     for resource in arrivals.usage:
@@ -209,24 +209,9 @@ def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome])
             )
 
 
-def _model_key(name: str) -> str:
-    """The model's key an annotation sets, without its container's suffix."""
-    return ANNOTATION_PREFIX + name[len(ANNOTATION_PREFIX) :].split(".", 1)[0]
-
-
 REFUSED_KEYS = {
     STOP_SECONDS: "containers slow to stop (victims, sidecars)",
     MEMORY: "memory usage (OOM kills, evictions)",
     EPHEMERAL_STORAGE: "ephemeral-storage usage (evictions)",
 }
 """The model's annotations whose effects this engine does not run, by key."""
-
-
-def unknown_outcome(config: NodeConfig) -> UnknownOutcome:
-    """What a program the node agent's model does not know does on the node (as the agent
-    takes it from its configuration)."""
-    seconds = config.unknown_command_seconds
-    return UnknownOutcome(
-        UNKNOWN_COMMAND_SECONDS if seconds is None else seconds,
-        config.unknown_command_exit_code or 0,
-    )

@@ -40,8 +40,7 @@ from pinnace.kubelet.admission import (
     admit,
     node_allocatable,
 )
-from pinnace.kubelet.behaviour import UNKNOWN_COMMAND_SECONDS
-from pinnace.kubelet.commands import UnknownOutcome
+from pinnace.kubelet.behaviour import node_unknown_outcome
 from pinnace.kubelet.config import (
     EVICTION_MONITORING_PERIOD,
     NODE_STATUS_UPDATE_RETRY,
@@ -195,12 +194,7 @@ class NodeAgent:
         """The Services the node's informer has, for containers' environment."""
         self.pods: PodLookup = no_pods
         """The pods bound to nodes, by namespace: a Service's endpoints, for `wget`."""
-        self.unknown_command = UnknownOutcome(
-            UNKNOWN_COMMAND_SECONDS
-            if config.unknown_command_seconds is None
-            else config.unknown_command_seconds,
-            config.unknown_command_exit_code or 0,
-        )
+        self.unknown_command = node_unknown_outcome(config)
         """What a program the shell model does not know does in a container that is to
         finish."""
         self.packed_pod: PackedLookup = _not_packed

@@ -70,6 +70,7 @@ from typing import Any
 from pinnace.api.core.pod_shape import container_named
 from pinnace.api.objects import Remembered
 from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, SERVERS, CommandRun, UnknownOutcome
+from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import image_repository
@@ -92,6 +93,18 @@ FOREVER = "forever"
 UNKNOWN_COMMAND_SECONDS = 10.0
 """How long a program the model does not know runs in a container that is to finish, unless
 the cluster file says otherwise."""
+
+
+def node_unknown_outcome(config: NodeConfig) -> UnknownOutcome:
+    """What a program the model does not know does, on a node of `config`, in a container
+    that is to finish: its `unknownCommands` (`UNKNOWN_COMMAND_SECONDS` and 0 unless set)."""
+    seconds = config.unknown_command_seconds
+    return UnknownOutcome(
+        UNKNOWN_COMMAND_SECONDS if seconds is None else seconds,
+        config.unknown_command_exit_code or 0,
+    )
+
+
 COMMAND_NOT_MODELLED = "CommandNotModelled"
 """The reason of the event that says what became of a command the model does not know."""
 
@@ -277,14 +290,14 @@ PEAK_KEYS = frozenset((MEMORY, EPHEMERAL_STORAGE, PIDS, LOG))
 them only by failing to parse (no model at all)."""
 
 
-def _model_key(name: str) -> str:
+def model_key(name: str) -> str:
     """The model's key an annotation sets, without its container's suffix."""
     return ANNOTATION_PREFIX + name[len(ANNOTATION_PREFIX) :].split(".", 1)[0]
 
 
 def is_peak_annotation(name: str) -> bool:
     """Whether the annotation `name` sets one of `PEAK_KEYS`, for any container."""
-    return name.startswith(ANNOTATION_PREFIX) and _model_key(name) in PEAK_KEYS
+    return name.startswith(ANNOTATION_PREFIX) and model_key(name) in PEAK_KEYS
 
 
 def others_parse(pod: Mapping[str, Any]) -> bool:
@@ -295,7 +308,7 @@ def others_parse(pod: Mapping[str, Any]) -> bool:
     try:
         for name, text in annotations.items():
             if name.startswith(ANNOTATION_PREFIX):
-                check = _CHECKS.get(_model_key(name))
+                check = _CHECKS.get(model_key(name))
                 if check is not None:
                     check(name, str(text))
     except BehaviourError:

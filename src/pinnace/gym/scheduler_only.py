@@ -71,6 +71,9 @@ from pinnace.sim.simulation import Simulation
 
 PODS = catalog.kind("", "pods")
 NAMESPACES = catalog.kind("", "namespaces")
+SERVER_SET = frozenset({"managedFields", "resourceVersion", "uid", "creationTimestamp"})
+"""What the API server sets on the admitted template that each arrival has its own of (or,
+managedFields, which the scheduler does not read)."""
 
 
 class SchedulerOnly:
@@ -345,11 +348,10 @@ def _admitted(
             except StatusError:
                 templates[arrivals.name] = None
                 continue
-            # A copy: the object the client returns is the one the cluster's informers hold.
-            admitted = orjson.loads(orjson.dumps(admitted))
-            for field in ("managedFields", "resourceVersion", "uid", "creationTimestamp"):
-                admitted["metadata"].pop(field, None)
-            templates[arrivals.name] = functools.partial(orjson.loads, orjson.dumps(admitted))
+            # Left as it is: the object the client returns is the one the informers hold.
+            meta = {k: v for k, v in admitted["metadata"].items() if k not in SERVER_SET}
+            text = orjson.dumps({**admitted, "metadata": meta})
+            templates[arrivals.name] = functools.partial(orjson.loads, text)
         namespaces = sim.run_coroutine(sim.client.list(NAMESPACES, ""))["items"]
     finally:
         sim.close()

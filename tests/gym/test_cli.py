@@ -182,3 +182,11 @@ def test_evaluate_shows_no_invalid_actions_row_when_every_action_is_feasible(
 ) -> None:
     assert main(["gym", "evaluate", str(small), "--policy", "random"]) == 0
     assert "invalid actions" not in capsys.readouterr().out
+
+
+def test_the_command_line_offers_the_environments_engines() -> None:
+    """The commands name the engines without importing the optional extra: the same ones."""
+    from pinnace.cli.gym import ENGINES
+    from pinnace.gym.episode import ENGINES as EPISODE_ENGINES
+
+    assert ENGINES == EPISODE_ENGINES

@@ -28,15 +28,12 @@ import numpy as np
 
 from pinnace.bench import Figure, render_table
 from pinnace.gym.env import NodePlacementEnv
-from pinnace.gym.episode import CLUSTER, SCHEDULER
-from pinnace.gym.observation import BOTH, REQUESTS
+from pinnace.gym.episode import CLUSTER
 from pinnace.scheduler.schedule_one import Pending
 from pinnace.sim.scenario import Scenario, parse_scenario
 
 NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 DEFAULT_NODES = (100, 5000)
-DEFAULT_FEATURES = {CLUSTER: BOTH, SCHEDULER: REQUESTS}
-"""The observation's features by engine: the scheduler engine has no usage to observe."""
 
 
 def figures() -> tuple[Figure, ...]:

@@ -13,6 +13,7 @@ from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import up
 from pinnace.cli.arguments import whole
+from pinnace.cli.gym import ENGINES
 from pinnace.store import StoreError
 
 
@@ -67,11 +68,12 @@ def _bench_simulate(args: argparse.Namespace) -> int:
 def _bench_gym(args: argparse.Namespace) -> int:
     try:
         from pinnace.bench import gym as gym_bench
+        from pinnace.gym.episode import DEFAULT_FEATURES
     except ImportError as e:  # gymnasium is the extra pinnace[gym]
         print(f"pinnace bench gym: {e}", file=sys.stderr)
         return 1
     sizes = args.nodes or list(gym_bench.DEFAULT_NODES)
-    features = args.features or gym_bench.DEFAULT_FEATURES[args.engine]
+    features = args.features or DEFAULT_FEATURES[args.engine]
     try:
         results = [gym_bench.run(n, args.steps, args.rate, features, args.engine) for n in sizes]
     except ValueError as e:  # features the engine cannot give
@@ -137,7 +139,7 @@ def _add_bench_gym(benchmarks: argparse._SubParsersAction[argparse.ArgumentParse
     )
     gym.add_argument(
         "--engine",
-        choices=("cluster", "scheduler"),
+        choices=ENGINES,
         default="cluster",
         help="every component of pinnace up, or the scheduler alone (cluster)",
     )

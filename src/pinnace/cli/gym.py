@@ -11,12 +11,8 @@ from pinnace.cli.arguments import whole
 from pinnace.sim.scenario import ScenarioError, load_scenario
 from pinnace.sim.wording import counted
 
-DEFAULT_POLICIES = {
-    "cluster": ("random", "default", "most-allocated", "target-load-packing"),
-    # TargetLoadPacking reads node usage, which the scheduler engine does not have.
-    "scheduler": ("random", "default", "most-allocated"),
-}
-DEFAULT_FEATURES = {"cluster": "both", "scheduler": "requests"}
+ENGINES = ("cluster", "scheduler")
+"""`pinnace.gym.episode.ENGINES`, named here without importing the optional extra."""
 
 
 def configure(gym: argparse.ArgumentParser) -> None:
@@ -55,7 +51,7 @@ def configure(gym: argparse.ArgumentParser) -> None:
     )
     evaluate.add_argument(
         "--engine",
-        choices=tuple(DEFAULT_POLICIES),
+        choices=ENGINES,
         default="cluster",
         help=(
             "run the episodes on every component of pinnace up, or on the scheduler alone "
@@ -81,6 +77,7 @@ def parse_reward(text: str) -> dict[str, float]:
 def run_evaluate(args: argparse.Namespace) -> int:
     try:
         from pinnace.gym import evaluate, rewards
+        from pinnace.gym.episode import DEFAULT_FEATURES
     except ImportError as e:
         print(f"pinnace gym: {e}", file=sys.stderr)
         return 1
@@ -89,7 +86,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         weights = rewards.weights(parse_reward(args.reward))
         results = evaluate.evaluate(
             scenario,
-            args.policy or DEFAULT_POLICIES[args.engine],
+            args.policy or evaluate.ENGINE_BASELINES[args.engine],
             episodes=args.episodes,
             seed=args.seed,
             reward=weights,

@@ -25,7 +25,7 @@ from pinnace.clock import VirtualEventLoop
 from pinnace.cluster import GC_THRESHOLD
 from pinnace.forecast import EWMA, UsageHistory, workload_of
 from pinnace.gym import rewards
-from pinnace.gym.observation import Observer
+from pinnace.gym.observation import BOTH, REQUESTS, Observer
 from pinnace.gym.scheduler_only import SchedulerOnly
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.plugins.trimaran import usage_sampling
@@ -38,6 +38,8 @@ CLUSTER, SCHEDULER = "cluster", "scheduler"
 ENGINES = (CLUSTER, SCHEDULER)
 """What runs an episode: every component of `pinnace up` (the default), or the scheduler
 alone (`pinnace.gym.scheduler_only`)."""
+DEFAULT_FEATURES = {CLUSTER: BOTH, SCHEDULER: REQUESTS}
+"""The observation's features by engine: the scheduler engine has no usage to observe."""
 NOT_DISRUPTIONS = frozenset({"NodeAdded", "NodeReady", "NodeNotReady", "NodeDeleted", "PodFailed"})
 """The observer's incidents that are not a pod evicted, preempted or OOM-killed."""
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from pinnace.gym import rewards
 from pinnace.gym.env import NodePlacementEnv
-from pinnace.gym.episode import CLUSTER, Episode
+from pinnace.gym.episode import CLUSTER, SCHEDULER, Episode
 from pinnace.scheduler.config import SchedulerConfiguration, from_mapping
 from pinnace.scheduler.plugins.policy import load_policy
 from pinnace.sim.scenario import Scenario
@@ -45,6 +45,12 @@ RANDOM, DEFAULT, MOST_ALLOCATED, TARGET_LOAD_PACKING = (
     "target-load-packing",
 )
 BASELINES = (RANDOM, DEFAULT, MOST_ALLOCATED, TARGET_LOAD_PACKING)
+ENGINE_BASELINES = {
+    CLUSTER: BASELINES,
+    # TargetLoadPacking reads node usage, which the scheduler engine does not have.
+    SCHEDULER: (RANDOM, DEFAULT, MOST_ALLOCATED),
+}
+"""The baselines each engine runs."""
 
 AgentPolicy = Callable[[dict[str, np.ndarray], dict[str, Any]], Any]
 

@@ -31,19 +31,21 @@ def last_feasible(mask: np.ndarray) -> int:
 
 
 def trajectory(
-    engine: str, spec: dict[str, Any], seed: int, policy: Policy
+    engine: str, spec: dict[str, Any], seed: int, policy: Policy, features: str = "requests"
 ) -> list[tuple[Any, ...]]:
-    """Every step as the agent sees it: the pod, the time, the mask, each reward component."""
-    env = NodePlacementEnv(spec, reward="decima+packing", features="requests", engine=engine)
+    """Every step as the agent sees it: the pod, the time, the mask, each reward component,
+    and the observation the policy chose on."""
+    env = NodePlacementEnv(spec, reward="decima+packing", features=features, engine=engine)
     steps = []
     try:
-        _, info = env.reset(seed=seed)
+        observation, info = env.reset(seed=seed)
         over = False
         while not over:
             mask = info["action_mask"]
-            _, _, _, over, info = env.step(policy(mask))
+            seen = tuple((name, array.tobytes()) for name, array in sorted(observation.items()))
+            observation, _, _, over, info = env.step(policy(mask))
             components = tuple(sorted(info["reward_components"].items()))
-            steps.append((info["pod"], info["time"], mask.tobytes(), components))
+            steps.append((info["pod"], info["time"], mask.tobytes(), components, seen))
     finally:
         env.close()
     return steps
@@ -78,7 +80,7 @@ def saturated(objects: list[dict[str, Any]] | None = None, **workload: Any) -> d
 
 def test_a_saturated_cluster_places_each_pod_when_the_cluster_engine_does() -> None:
     cluster = trajectory("cluster", saturated(), 7, first_feasible)
-    times = [t for _, t, _, _ in cluster]
+    times = [t for _, t, *_ in cluster]
     assert len(cluster) > 30
     assert any(a == b for a, b in itertools.pairwise(times))  # pods placed as others end
     assert trajectory("scheduler", saturated(), 7, first_feasible) == cluster
@@ -489,22 +491,108 @@ def test_what_the_engine_cannot_run_is_refused_naming_the_field(case: str) -> No
     env.close()
 
 
-def test_usage_features_and_an_unknown_engine_are_refused_at_once() -> None:
-    with pytest.raises(ValueError, match="features 'both': usage needs the node agents"):
-        NodePlacementEnv(saturated(), features="both", engine="scheduler")
+def test_an_unknown_engine_is_refused_at_once() -> None:
     with pytest.raises(ValueError, match="engine 'fast': must be one of cluster, scheduler"):
         NodePlacementEnv(saturated(), features="requests", engine="fast")
+
+
+def test_a_plugin_reading_a_custom_metric_is_refused() -> None:
+    """Its load is what the pods serve on custom.metrics.k8s.io, which this engine has not."""
+    args = {"metricProvider": {"type": "CustomMetrics", "metric": "rps", "nodeCapacity": "100"}}
+    spec = trimaran(saturated(), "TargetLoadPacking", args)
+    env = NodePlacementEnv(spec, features="requests", engine="scheduler")
+    with pytest.raises(ValueError, match=r"a plugin reading a custom metric .* needs the cluster"):
+        env.reset(seed=1)
+    env.close()
+
+
+def trimaran(spec: dict[str, Any], plugin: str, args: dict[str, Any]) -> dict[str, Any]:
+    """`spec` scheduling with the Trimaran Score `plugin` given `args`."""
+    spec["spec"]["cluster"]["schedulerConfig"] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "plugins": {"score": {"enabled": [{"name": plugin}]}},
+                "pluginConfig": [{"name": plugin, "args": args}],
+            }
+        ],
+    }
+    return spec
+
+
+def cpu_hungry(every: str, usage: dict[str, Any], *, limit: str | None = None) -> dict[str, Any]:
+    """Pods of two containers arriving every `every` on two 2-core nodes, the app using `usage`
+    (a distribution), capped at `limit`, the sidecar a periodic curve: the cores are shared
+    out when the pods want more than they have, and samples fall at the instants pods finish."""
+    template = pod_template("500m", "256Mi")
+    (app,) = template["spec"]["containers"]
+    if limit is not None:
+        app["resources"]["limits"] = {"cpu": limit}
+    template["spec"]["containers"].append(
+        {"name": "side", "image": "side:1", "resources": {"requests": {"cpu": "100m"}}}
+    )
+    template["metadata"] = {"annotations": {"sim.pinnace.dev/cpu.side": "periodic 0 1 90s"}}
+    pools = [{"name": "pool", "count": 2, "capacity": {"cpu": "2", "memory": "8Gi"}}]
+    workload = {
+        "name": "w",
+        "template": template,
+        "arrivals": {"every": every},
+        "runTime": {"constant": "60s"},
+        "usage": {"cpu": usage},
+    }
+    return scenario(pools, [workload], until="6m")
+
+
+USAGE_CASES = {
+    "observed, samples at finishes": (
+        cpu_hungry("10s", {"uniform": {"min": "100m", "max": "2"}}),
+        "both",
+    ),
+    "observed alone, limits": (
+        cpu_hungry("15s", {"constant": "1500m"}, limit="700m"),
+        "usage",
+    ),
+    "TargetLoadPacking": (
+        trimaran(
+            cpu_hungry("7s", {"lognormal": {"median": "500m", "sigma": 0.8}}),
+            "TargetLoadPacking",
+            {"usageSampleInterval": "10s", "usageWindow": "1m"},
+        ),
+        "requests",
+    ),
+    "LoadVariationRiskBalancing, observed": (
+        trimaran(
+            cpu_hungry("10s", {"uniform": {"min": "100m", "max": "1500m"}}),
+            "LoadVariationRiskBalancing",
+            {"usageSampleInterval": "15s", "usageWindow": "5m"},
+        ),
+        "both",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(USAGE_CASES))
+@pytest.mark.parametrize("policy", [first_feasible, last_feasible])
+def test_cpu_usage_is_sampled_as_on_the_cluster_engine(case: str, policy: Policy) -> None:
+    """The nodes' CPU usage, as the scheduler samples it for the observation and the Trimaran
+    plugins: the same observations, masks and rewards, step for step."""
+    spec, features = USAGE_CASES[case]
+    cluster = trajectory("cluster", spec, 5, policy, features)
+    assert len(cluster) > 20
+    assert trajectory("scheduler", spec, 5, policy, features) == cluster
 
 
 def test_the_placement_example_gives_the_same_evaluation_on_both_engines(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """examples/research/placement.yaml, as its header runs it: every baseline the scheduler
-    engine runs, with preemption evicting batch pods, as on the cluster engine."""
+    """examples/research/placement.yaml, as its header runs it: preemption evicting batch
+    pods, and TargetLoadPacking on the pods' CPU usage, as on the cluster engine."""
     example = str(Path(__file__).parents[2] / "examples" / "research" / "placement.yaml")
-    argv = ["gym", "evaluate", example, "--json", "--policy", "default", "--policy", "random"]
+    argv = ["gym", "evaluate", example, "--json", "--policy", "default"]
+    argv += ["--policy", "target-load-packing"]
     assert main([*argv, "--engine", "scheduler"]) == 0
     quick = json.loads(capsys.readouterr().out)
-    assert main([*argv, "--features", "requests"]) == 0
+    assert main(argv) == 0
     assert json.loads(capsys.readouterr().out) == quick
     assert quick["default"]["components"]["evictions"]["mean"] < 0

@@ -187,18 +187,18 @@ def test_forecasting_plugins_get_the_pods_usage_from_pod_metrics(
     """For plugins reading forecasts (the policy plugins), each sample also lists PodMetrics:
     the workloads' usage series match the in-process scheduler's. (The histories are given
     here by hand, as the scheduler gives them when a configured plugin reads forecasts.)"""
-    in_process = cluster.plane.scheduler
-    assert in_process is not None
-    remote.workload_usage, in_process.workload_usage = UsageHistory(), UsageHistory()
+    assert cluster.plane.scheduler is not None
+    in_process, sampled = cluster.plane.scheduler.usage, remote.usage
+    assert in_process is not None and sampled is not None
+    ours, theirs = sampled.workload_usage, in_process.workload_usage = (
+        UsageHistory(),
+        UsageHistory(),
+    )
     for name, used in (("a", "700m"), ("b", "300m")):
         cluster.run(cluster.client.create(PODS, "default", pod(name, used, NODE_1, "1")))
     cluster.wait(90)
-    workloads = in_process.workload_usage.workloads()
-    assert len(workloads) == 2 and remote.workload_usage.workloads() == workloads
+    workloads = theirs.workloads()
+    assert len(workloads) == 2 and ours.workloads() == workloads
     for workload in workloads:
-        theirs, ours = (
-            in_process.workload_usage.series(workload),
-            remote.workload_usage.series(workload),
-        )
-        assert ours[-2:, 1:].tolist() == theirs[-2:, 1:].tolist()  # cpu, memory
-    assert {round(remote.workload_usage.series(w)[-1, 1]) for w in workloads} == {700, 300}
+        assert ours.series(workload)[-2:, 1:].tolist() == theirs.series(workload)[-2:, 1:].tolist()
+    assert {round(ours.series(w)[-1, 1]) for w in workloads} == {700, 300}

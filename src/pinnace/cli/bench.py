@@ -68,18 +68,18 @@ def _bench_simulate(args: argparse.Namespace) -> int:
 def _bench_gym(args: argparse.Namespace) -> int:
     try:
         from pinnace.bench import gym as gym_bench
-        from pinnace.gym.episode import DEFAULT_FEATURES
     except ImportError as e:  # gymnasium is the extra pinnace[gym]
         print(f"pinnace bench gym: {e}", file=sys.stderr)
         return 1
     sizes = args.nodes or list(gym_bench.DEFAULT_NODES)
-    features = args.features or DEFAULT_FEATURES[args.engine]
     try:
-        results = [gym_bench.run(n, args.steps, args.rate, features, args.engine) for n in sizes]
-    except ValueError as e:  # features the engine cannot give
+        results = [
+            gym_bench.run(n, args.steps, args.rate, args.features, args.engine) for n in sizes
+        ]
+    except ValueError as e:  # a scenario the engine cannot run
         print(f"pinnace bench gym: {e}", file=sys.stderr)
         return 1
-    print(gym_bench.render(results, features, args.engine, args.json))
+    print(gym_bench.render(results, args.features, args.engine, args.json))
     return 0
 
 
@@ -135,7 +135,8 @@ def _add_bench_gym(benchmarks: argparse._SubParsersAction[argparse.ArgumentParse
     gym.add_argument(
         "--features",
         choices=("requests", "usage", "both"),
-        help="(both; requests with --engine scheduler, which has no usage)",
+        default="both",
+        help="what the observation holds of each node (both)",
     )
     gym.add_argument(
         "--engine",

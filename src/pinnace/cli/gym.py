@@ -47,7 +47,8 @@ def configure(gym: argparse.ArgumentParser) -> None:
     evaluate.add_argument(
         "--features",
         choices=("requests", "usage", "both"),
-        help="(both; requests with --engine scheduler, which has no usage)",
+        default="both",
+        help="what the observation holds of each node (both)",
     )
     evaluate.add_argument(
         "--engine",
@@ -55,7 +56,7 @@ def configure(gym: argparse.ArgumentParser) -> None:
         default="cluster",
         help=(
             "run the episodes on every component of pinnace up, or on the scheduler alone "
-            "(quicker; no usage, timeline or controllers) (cluster)"
+            "(quicker; no timeline, controllers or memory usage) (cluster)"
         ),
     )
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
@@ -77,7 +78,6 @@ def parse_reward(text: str) -> dict[str, float]:
 def run_evaluate(args: argparse.Namespace) -> int:
     try:
         from pinnace.gym import evaluate, rewards
-        from pinnace.gym.episode import DEFAULT_FEATURES
     except ImportError as e:
         print(f"pinnace gym: {e}", file=sys.stderr)
         return 1
@@ -86,11 +86,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
         weights = rewards.weights(parse_reward(args.reward))
         results = evaluate.evaluate(
             scenario,
-            args.policy or evaluate.ENGINE_BASELINES[args.engine],
+            args.policy or evaluate.BASELINES,
             episodes=args.episodes,
             seed=args.seed,
             reward=weights,
-            features=args.features or DEFAULT_FEATURES[args.engine],
+            features=args.features,
             engine=args.engine,
         )
     except (OSError, ScenarioError, ValueError) as e:

@@ -64,7 +64,8 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     measures the decision components `reward` does not weigh too (they are 0 otherwise);
     `engine` runs the episodes on every component of `pinnace up` ("cluster") or on the
     scheduler alone ("scheduler", `pinnace.gym.scheduler_only`: several times quicker, for
-    scenarios of node pools, Pod generators and the objects it holds, without usage)."""
+    scenarios of node pools, Pod generators and the objects it holds, with CPU usage but not
+    memory usage)."""
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - Env declares it so
 
@@ -84,7 +85,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         self.weights = rewards.weights(reward)
         self.max_nodes = max_nodes or max(1, len(self.scenario.cluster.nodes))
         self.observer = Observer(features, self.max_nodes)
-        check_engine(engine, self.observer)
+        check_engine(engine)
         self.engine = engine
         self.scheduler_config = scheduler_config
         self.measured = rewards.COMPONENTS if all_components else tuple(self.weights)

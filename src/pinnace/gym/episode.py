@@ -25,7 +25,7 @@ from pinnace.clock import VirtualEventLoop
 from pinnace.cluster import GC_THRESHOLD
 from pinnace.forecast import EWMA, UsageHistory, workload_of
 from pinnace.gym import rewards
-from pinnace.gym.observation import BOTH, REQUESTS, Observer
+from pinnace.gym.observation import Observer
 from pinnace.gym.scheduler_only import SchedulerOnly
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.plugins.trimaran import usage_sampling
@@ -38,23 +38,14 @@ CLUSTER, SCHEDULER = "cluster", "scheduler"
 ENGINES = (CLUSTER, SCHEDULER)
 """What runs an episode: every component of `pinnace up` (the default), or the scheduler
 alone (`pinnace.gym.scheduler_only`)."""
-DEFAULT_FEATURES = {CLUSTER: BOTH, SCHEDULER: REQUESTS}
-"""The observation's features by engine: the scheduler engine has no usage to observe."""
 NOT_DISRUPTIONS = frozenset({"NodeAdded", "NodeReady", "NodeNotReady", "NodeDeleted", "PodFailed"})
 """The observer's incidents that are not a pod evicted, preempted or OOM-killed."""
 
 
-def check_engine(engine: str, observer: Observer | None) -> None:
-    """Raise a ValueError when `engine` is none of ENGINES, or cannot give what `observer`
-    observes."""
+def check_engine(engine: str) -> None:
+    """Raise a ValueError when `engine` is none of ENGINES."""
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}: must be one of {', '.join(ENGINES)}")
-    if engine == SCHEDULER and observer is not None and observer.uses_usage:
-        raise ValueError(
-            f"features {observer.features!r}: usage needs the node agents that measure it, "
-            f"which the scheduler engine does not run: use features 'requests' or engine "
-            f"{CLUSTER!r}"
-        )
 
 
 @dataclass
@@ -89,7 +80,7 @@ class Episode:
         measured: Collection[str] = rewards.DECISION_COMPONENTS,
         engine: str = CLUSTER,
     ) -> None:
-        check_engine(engine, observer)
+        check_engine(engine)
         if scenario.until is None:
             raise ValueError(f"scenario {scenario.name}: an episode needs spec.until")
         if scheduler_config is not None:

@@ -15,8 +15,6 @@ The baselines:
   of CPU) in place of the resource Score plugins, on the nodes' measured usage.
 
 The last two replace the scenario's configuration (kube-scheduler's default Filter plugins).
-On the scheduler engine (`--engine scheduler`), which has no usage, `target-load-packing` is
-refused.
 A policy of your own is `module:function`, called at each step as `function(observation,
 info) -> node row` (`info["action_mask"]` marks the feasible rows), through the environment.
 """
@@ -33,7 +31,7 @@ import numpy as np
 
 from pinnace.gym import rewards
 from pinnace.gym.env import NodePlacementEnv
-from pinnace.gym.episode import CLUSTER, SCHEDULER, Episode
+from pinnace.gym.episode import CLUSTER, Episode
 from pinnace.scheduler.config import SchedulerConfiguration, from_mapping
 from pinnace.scheduler.plugins.policy import load_policy
 from pinnace.sim.scenario import Scenario
@@ -45,13 +43,6 @@ RANDOM, DEFAULT, MOST_ALLOCATED, TARGET_LOAD_PACKING = (
     "target-load-packing",
 )
 BASELINES = (RANDOM, DEFAULT, MOST_ALLOCATED, TARGET_LOAD_PACKING)
-ENGINE_BASELINES = {
-    CLUSTER: BASELINES,
-    # TargetLoadPacking reads node usage, which the scheduler engine does not have.
-    SCHEDULER: (RANDOM, DEFAULT, MOST_ALLOCATED),
-}
-"""The baselines each engine runs."""
-
 AgentPolicy = Callable[[dict[str, np.ndarray], dict[str, Any]], Any]
 
 

@@ -28,7 +28,10 @@ decision sees and what makes the episode's rewards, and nothing else:
   back-offs and cycles take turns as there;
 - preemption's victims get their DisruptionTarget condition and deletion, then leave within
   the instant (the cluster engine's victims stop when SIGTERMed too, stop-seconds being
-  refused), each an incident the rewards count.
+  refused), each an incident the rewards count;
+- when the plugins or the placer read usage, the scheduler samples it every interval from the
+  start, as the scheduler service does, of the node agents' summaries as
+  `pinnace.gym.node_usage` models them (CPU; memory usage being refused).
 
 What it cannot run so, `pinnace.gym.scheduler_scope` refuses, naming the field: what needs
 the components it does not run, and node agent behaviour it does not model.
@@ -51,19 +54,22 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
+from pinnace.gym.node_usage import NodeStatsModel
 from pinnace.gym.scheduler_scope import NEEDS_CLUSTER, refuse_unsupported
 from pinnace.kubelet.behaviour import (
+    ContainerBehaviour,
     UnknownOutcome,
     context_free_behaviour,
     node_unknown_outcome,
 )
 from pinnace.kubelet.node_status import node_object
-from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_offline
+from pinnace.scheduler.adapter import PreemptsThroughAPI, connect_offline
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
-from pinnace.scheduler.framework import ReadsNodeUsage
 from pinnace.scheduler.loop import Placer, SchedulingLoop
+from pinnace.scheduler.plugins.trimaran import CUSTOM_METRICS
 from pinnace.scheduler.preemption import PREEMPTION_BY_SCHEDULER, Preemption
-from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult
+from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult, all_plugins
+from pinnace.scheduler.usage_sampling import UsageSampling
 from pinnace.sim.arrivals import Arrival, arrivals_of
 from pinnace.sim.observe import Incident
 from pinnace.sim.scenario import Arrivals, Scenario
@@ -96,15 +102,15 @@ class SchedulerOnly:
             seed=stream.random.getrandbits(63),
             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         )
-        plugins = all_plugins(self.core)
-        if any(isinstance(p, ReadsNodeUsage) for p in plugins):
+        self.usage = UsageSampling.of(self.core, self.clock, placer)
+        if self.usage is not None and self.usage.load_metric is not None:
             raise ValueError(
-                "spec.cluster.schedulerConfig: a plugin reading node usage "
-                f"{NEEDS_CLUSTER}: the node agents measure it"
+                "spec.cluster.schedulerConfig: a plugin reading a custom metric (metricProvider "
+                f"{CUSTOM_METRICS}) {NEEDS_CLUSTER}: its pods serve it"
             )
         templates, namespaces = _admitted(scenario, seed)
         connect_offline(self.core, namespaces=namespaces)
-        preempting = [p for p in plugins if isinstance(p, PreemptsThroughAPI)]
+        preempting = [p for p in all_plugins(self.core) if isinstance(p, PreemptsThroughAPI)]
         for i, plugin in enumerate(preempting):
             plugin.preempt = self._preempt
             plugin.random = stream.child(f"preemption-{i}").random
@@ -121,6 +127,10 @@ class SchedulerOnly:
             self.core.add_node(node_object(node, now))
         self.scheduling = SchedulingLoop(self.core, self.clock, self._handle, placer)
         self._tasks = [self.loop.create_task(self.scheduling.run())]
+        self.node_stats: NodeStatsModel | None = None
+        if self.usage is not None:
+            self.node_stats = NodeStatsModel(scenario.cluster.nodes, self.clock)
+            self._tasks.append(self.loop.create_task(self._sample_usage(self.usage)))
         for arrivals in scenario.workloads:
             template = templates[arrivals.name]
             if template is not None:
@@ -161,6 +171,14 @@ class SchedulerOnly:
         for arrival in arrivals_of(arrivals, randomness, self.started_at):
             await asyncio.sleep(max(0.0, arrival.at - self.clock.now()))
             after_turns(self.loop, ARRIVAL_TURNS, self._add, self._made(template(), arrival))
+
+    async def _sample_usage(self, usage: UsageSampling) -> None:
+        """The scheduler's usage samples, from the start on, one every interval, as the
+        scheduler service takes them of the node agents' summaries."""
+        assert self.node_stats is not None
+        while True:
+            usage.record(self.node_stats.summaries(), self.pods.get)
+            await asyncio.sleep(usage.interval)
 
     def _add(self, pod: Object) -> None:
         self.pods[f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"] = pod
@@ -204,7 +222,10 @@ class SchedulerOnly:
         bound = self.pods.get(key)
         if bound is None or "deletionTimestamp" in bound["metadata"]:
             return
-        seconds = _run_seconds(bound, self._unknown.get(node_name))
+        behaviours = _behaviours(bound, self._unknown.get(node_name))
+        if self.node_stats is not None:
+            self.node_stats.start(key, bound, node_name, behaviours)
+        seconds = _run_seconds(bound, behaviours)
         if math.isfinite(seconds):
             self._finishing[key] = self.loop.call_later(seconds, self._exited, key)
         # Its start time is now, the bind's instant (preemption orders victims by it), to the
@@ -225,6 +246,8 @@ class SchedulerOnly:
         """The pod's containers exit: the node agent's status write, then its echo, reach the
         informer some turns of the loop later."""
         self._finishing.pop(key, None)
+        if self.node_stats is not None:
+            self.node_stats.stop(key)
         after_turns(self.loop, FINISH_TURNS, self._finish, key)
 
     def _finish(self, key: str) -> None:
@@ -358,11 +381,17 @@ def _admitted(
     return templates, namespaces
 
 
-def _run_seconds(pod: Object, unknown: UnknownOutcome | None) -> float:
-    """Seconds from the start until the pod finishes (inf: it never does, a server restarted
-    Always). What `_refuse_template` lets through has no init containers, no restarts and its
-    containers ending together: the first container's run time is the pod's."""
-    spec = pod["spec"]
-    if (spec.get("restartPolicy") or "Always") == "Always":
+def _behaviours(pod: Object, unknown: UnknownOutcome | None) -> list[ContainerBehaviour]:
+    """The model of each of the pod's containers, in the spec's order, on a node whose
+    unknown commands take `unknown`."""
+    return [context_free_behaviour(pod, c["name"], unknown) for c in pod["spec"]["containers"]]
+
+
+def _run_seconds(pod: Object, behaviours: list[ContainerBehaviour]) -> float:
+    """Seconds from the start until the pod, its containers behaving as `behaviours`,
+    finishes (inf: it never does, a server restarted Always). What `_refuse_template` lets
+    through has no init containers, no restarts and its containers ending together: the first
+    container's run time is the pod's."""
+    if (pod["spec"].get("restartPolicy") or "Always") == "Always":
         return math.inf
-    return context_free_behaviour(pod, spec["containers"][0]["name"], unknown).run_seconds
+    return behaviours[0].run_seconds

@@ -7,8 +7,7 @@ agent):
 
 - needing other components: timeline steps, trace workloads, Job templates, the cluster
   autoscaler, objects other than Namespaces, PriorityClasses, LimitRanges and RuntimeClasses,
-  and usage (the observation's usage features and the plugins reading node usage: the node
-  agents measure it; checked where the engine and the environment are made);
+  and plugins reading a custom metric (the pods serve it; checked where the engine is made);
 - node agent behaviour: init containers (sidecars too), containers ending at different times,
   restarts (Always with a finite run time, OnFailure failing), activeDeadlineSeconds,
   stop-seconds, probes, lifecycle hooks, a template's nodeName, commands that may read their

@@ -29,7 +29,7 @@ from pinnace.api.objects import Object
 from pinnace.clock import Randomness, VirtualClock
 from pinnace.controllers.controller_utils import controller_ref
 from pinnace.plan.cluster import PlanError, Snapshot
-from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_offline
+from pinnace.scheduler.adapter import PreemptsThroughAPI, connect_offline
 from pinnace.scheduler.config import (
     ConfigError,
     PluginSet,
@@ -39,7 +39,7 @@ from pinnace.scheduler.config import (
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 from pinnace.scheduler.preemption import Preemption
 from pinnace.scheduler.queue import POD_MAX_BACKOFF
-from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult
+from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult, all_plugins
 
 BACKOFF_STEP = 1.0
 """Virtual seconds between rounds, so pods backing off (1 s doubling to 10 s) are retried."""

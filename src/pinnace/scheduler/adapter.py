@@ -57,12 +57,11 @@ from pinnace.client.events_v1 import DEFAULT_HOSTNAME, EventBroadcaster
 from pinnace.client.informer import NAMESPACE_INDEX
 from pinnace.clock import Randomness
 from pinnace.clock.component import HeldTasks, cancel_and_wait
-from pinnace.forecast import UsageHistory, workload_of
 from pinnace.resources.lists import parse_quantity
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.events import ADD, DELETE, UPDATE, ClusterEvent
-from pinnace.scheduler.framework import CycleState, Plugin, ReadsNodeUsage, ReadsWorkloadUsage
+from pinnace.scheduler.framework import CycleState, ReadsWorkloadUsage
 from pinnace.scheduler.loop import Placer, SchedulingLoop
 from pinnace.scheduler.metrics_api import MetricsLister, read_usage
 from pinnace.scheduler.plugins.default_binder import Binding
@@ -83,7 +82,13 @@ from pinnace.scheduler.plugins.workload_selectors import (
 )
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.preemption import Preemption
-from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, ScheduleResult
+from pinnace.scheduler.schedule_one import (
+    FAILED_SCHEDULING,
+    SCHEDULED,
+    ScheduleResult,
+    all_plugins,
+)
+from pinnace.scheduler.usage_sampling import UsageSampling
 
 log = logging.getLogger(__name__)
 
@@ -163,12 +168,12 @@ class SchedulerService:
         self._node_metrics = node_metrics
         self._metrics_api = metrics_api
         self._custom_metrics = custom_metrics
-        self._load_metric: PodsMetricLoad | None = None
-        """The custom metric node cpu is read from, when the plugins ask for one."""
         self.placer = placer
-        self.workload_usage: UsageHistory | None = None
-        """The pods' usage per workload, when a plugin reads forecasts."""
-        self._connect_usage()
+        self.usage: UsageSampling | None = None
+        """The usage sampled for the plugins (and the placer) reading it, when one does and
+        there is usage to read."""
+        if node_metrics is not None or metrics_api is not None:
+            self.usage = UsageSampling.of(self.core, self.clock, placer)
         self.scheduling = SchedulingLoop(self.core, self.clock, self._handle, placer)
         self._tasks = HeldTasks()
         """Bindings under way."""
@@ -190,8 +195,8 @@ class SchedulerService:
         self.factory.start()
         try:
             await self.factory.wait_for_sync()
-            if self.core.table.usage_window:
-                sampling = self.clock.loop.create_task(self._sample_usage_forever())
+            if self.usage is not None:
+                sampling = self.clock.loop.create_task(self._sample_usage_forever(self.usage))
             await self.scheduling.run()
         finally:
             await cancel_and_wait([recording] if sampling is None else [recording, sampling])
@@ -303,63 +308,39 @@ class SchedulerService:
             lambda obj: changed(obj, DELETE),
         )
 
-    def _connect_usage(self) -> None:
-        """Track node usage for the plugins reading it, over the window they ask for (one:
-        the configuration checks), and the pods' usage for those reading forecasts."""
-        readers: list[Any] = [p for p in all_plugins(self.core) if isinstance(p, ReadsNodeUsage)]
-        if isinstance(self.placer, ReadsNodeUsage):
-            readers.append(self.placer)
-        if not readers or (self._node_metrics is None and self._metrics_api is None):
-            return
-        first = readers[0]
-        self.core.table.track_usage(first.usage_window, first.usage_interval, self.clock.now)
-        self._load_metric = getattr(first, "load_metric", None)
-        forecasting: list[Any] = [
-            p for p in all_plugins(self.core) if isinstance(p, ReadsWorkloadUsage)
-        ]
-        if isinstance(self.placer, ReadsWorkloadUsage):
-            forecasting.append(self.placer)
-        if forecasting:
-            self.workload_usage = UsageHistory()
-            for plugin in forecasting:
-                plugin.workload_usage = self.workload_usage
-
-    async def _sample_usage_forever(self) -> None:
+    async def _sample_usage_forever(self, usage: UsageSampling) -> None:
         while True:
-            loads = await self._metric_loads() if self._load_metric is not None else None
-            summaries = await self._node_usage()
+            loads = await self._metric_loads(usage.load_metric) if usage.load_metric else None
+            summaries = await self._node_usage(usage.workload_usage is not None)
             if summaries is not None:
-                self.sample_usage(summaries, loads)
-            await asyncio.sleep(self.core.table.usage_interval)
+                usage.record(summaries, self.pods.get_by_key, loads)
+            await asyncio.sleep(usage.interval)
 
-    async def _node_usage(self) -> Mapping[str, Summary] | None:
+    async def _node_usage(self, with_pods: bool) -> Mapping[str, Summary] | None:
         """Every node's stats summary now: the node agents' in the API server's process, else
         as the metrics API serves them; None when they could not be read."""
         if self._node_metrics is not None:
             return self._node_metrics()
         assert self._metrics_api is not None
-        return await read_usage(self._metrics_api, self._node_of, self.workload_usage is not None)
+        return await read_usage(self._metrics_api, self._node_of, with_pods)
 
     def _node_of(self, key: str) -> str | None:
         pod = self.pods.get_by_key(key)
         return (pod.get("spec") or {}).get("nodeName") if pod is not None else None
 
-    async def _metric_loads(self) -> dict[str, float]:
+    async def _metric_loads(self, load_metric: PodsMetricLoad) -> dict[str, float]:
         """Node name -> the sum of the Pods custom metric over its pods (those the adapter
         has a value for), by namespace as custom.metrics.k8s.io serves them."""
-        assert self._load_metric is not None
         loads: dict[str, float] = {}
         if self._custom_metrics is None:
             return loads
         # The namespaces with pods, as the pod informer files them (not every pod listed).
         for namespace in sorted(self.pods.index_values(NAMESPACE_INDEX)):
             try:
-                listed = await self._custom_metrics.pods(
-                    namespace, "", self._load_metric.metric, ""
-                )
+                listed = await self._custom_metrics.pods(namespace, "", load_metric.metric, "")
             except StatusError as e:
                 if e.code != 404:
-                    log.warning("reading custom metric %s: %s", self._load_metric.metric, e)
+                    log.warning("reading custom metric %s: %s", load_metric.metric, e)
                 continue
             for value in listed.get("items") or ():
                 described = value["describedObject"]
@@ -368,38 +349,6 @@ class SchedulerService:
                     milli = parse_quantity(value["value"]).milli_value()
                     loads[node] = loads.get(node, 0.0) + milli / 1000
         return loads
-
-    def sample_usage(
-        self, summaries: Mapping[str, Summary], loads: Mapping[str, float] | None = None
-    ) -> None:
-        """Record what every node (and pod, for forecasts) uses now, by their `summaries`;
-        with `loads` (node -> custom metric load), a node's cpu is its load's share of the
-        capacity the CustomMetrics provider gives, in millicores of the node's CPU capacity."""
-        table = self.core.table
-        now = self.clock.now()
-        measured = [(name, summaries[name]) for name in table.names if name in summaries]
-        node_cpu = {name: s.node.cpu_usage_nano_cores / 1e6 for name, s in measured}
-        if loads is not None and self._load_metric is not None:
-            capacity = self._load_metric.node_capacity
-            for name in node_cpu:
-                share = loads.get(name, 0.0) / capacity
-                node_cpu[name] = share * float(table.capacity[table.index[name], 0])
-        table.record_usage(
-            now,
-            {
-                name: (node_cpu[name], float(s.node.memory_working_set_bytes))
-                for name, s in measured
-            },
-        )
-        if self.workload_usage is not None:
-            pods = []
-            for _, summary in measured:
-                for stats in summary.pods:
-                    pod = self.pods.get_by_key(f"{stats.namespace}/{stats.name}")
-                    if pod is not None:
-                        cpu = stats.cpu_usage_nano_cores / 1e6
-                        pods.append((workload_of(pod), cpu, float(stats.memory_working_set_bytes)))
-            self.workload_usage.record(now, pods)
 
     def _follow_workloads(self, workloads: WorkloadSelectors, kind_name: str, kind: Kind) -> None:
         def deleted(obj: Object) -> None:
@@ -581,13 +530,6 @@ class WritesVolumes(Protocol):
     api: Client | None
 
 
-def all_plugins(core: schedule_one.Scheduler) -> list[Plugin]:
-    """The plugins of every profile, each once: the adapter gives those with an API side (the
-    protocols above) their hooks."""
-    found = {id(plugin): plugin for p in core.profiles.values() for plugin in p.plugins}
-    return list(found.values())
-
-
 def connect_offline(
     core: schedule_one.Scheduler,
     *,
@@ -624,7 +566,8 @@ def connect_offline(
         if isinstance(plugin, ReadsVolumes):
             plugin.volume_listers = volumes
         if isinstance(plugin, ReadsWorkloadUsage) and usage_of is not None:
-            plugin.workload_usage = usage_of.workload_usage
+            sampled = usage_of.usage
+            plugin.workload_usage = sampled.workload_usage if sampled is not None else None
     if usage_of is not None:
         core.table.copy_usage(usage_of.core.table)
 

@@ -34,7 +34,6 @@ from pinnace.scheduler.adapter import (
     VOLUME_KINDS,
     PreemptsThroughAPI,
     SchedulerService,
-    all_plugins,
     connect_offline,
 )
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
@@ -53,6 +52,7 @@ from pinnace.scheduler.schedule_one import (
     NO_NODES_AVAILABLE,
     Diagnosis,
     Scheduler,
+    all_plugins,
     fit_error_message,
 )
 

@@ -48,6 +48,7 @@ from pinnace.scheduler.framework import (
     CycleState,
     EnqueueExtensions,
     FrameworkUser,
+    Plugin,
     Status,
     error,
     unschedulable,
@@ -557,6 +558,13 @@ class Scheduler:
         message = fit_error_message(len(table), diagnosis)
         rejected_by = frozenset(diagnosis.unschedulable_plugins)
         raise _FitError(unschedulable(message), message, rejected_by, diagnosis)
+
+
+def all_plugins(core: Scheduler) -> list[Plugin]:
+    """The plugins of every profile, each once: those with an API side get their hooks from
+    whatever runs the core (the scheduler service, a plan, the research environment)."""
+    found = {id(plugin): plugin for p in core.profiles.values() for plugin in p.plugins}
+    return list(found.values())
 
 
 def _terminal(pod: Mapping[str, Any]) -> bool:

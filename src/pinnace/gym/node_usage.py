@@ -25,10 +25,9 @@ from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.clock import Clock
 from pinnace.kubelet.behaviour import ContainerBehaviour
 from pinnace.kubelet.config import NodeConfig
-from pinnace.kubelet.runtime import Machine, linux_container_resources
+from pinnace.kubelet.runtime import Machine, shaped_container_resources
 from pinnace.kubelet.summary import machine
 from pinnace.kubelet.usage import Curve, share_cpu
-from pinnace.resources.names import MEMORY
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +64,9 @@ class NodeStatsModel:
         self.clock = clock
         self._nodes: dict[str, _Node] = {}
         for config in nodes:
-            memory = config.capacity_list().get(MEMORY)
-            self._nodes[config.name] = _Node(
-                machine(config), memory.value() if memory is not None else 0, {}
-            )
+            hardware = machine(config)
+            memory = hardware.memory_bytes  # as the node agent gives it the runtime
+            self._nodes[config.name] = _Node(hardware, int(memory) if memory < math.inf else 1, {})
         self._node_of: dict[str, str] = {}
 
     def start(
@@ -79,7 +77,7 @@ class NodeStatsModel:
         node = self._nodes[node_name]
         containers = []
         for spec, behaviour in zip(pod["spec"]["containers"], behaviours, strict=True):
-            resources = linux_container_resources(pod, spec["name"], node.memory_capacity)
+            resources = shaped_container_resources(pod, spec["name"], node.memory_capacity)
             limit = resources.cpu_limit_nano_cores or math.inf
             containers.append(
                 _Container(spec["name"], behaviour.usage.cpu, limit, resources.cpu_shares)

@@ -98,10 +98,9 @@ from pinnace.kubelet.runtime import (
     LogRotation,
     OnExit,
     SimulatedRuntime,
-    linux_container_resources,
+    shaped_container_resources,
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
-from pinnace.kubelet.shapes import ShapeMemo
 from pinnace.kubelet.shell import ShellContext, WebGet
 from pinnace.kubelet.sources import (
     FollowedChanged,
@@ -119,7 +118,6 @@ from pinnace.kubelet.volumes import TokenSource
 from pinnace.kubelet.web import PodLookup, no_pods, service_web
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 from pinnace.resources.lists import ResourceList
-from pinnace.resources.oom import CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION
 from pinnace.resources.qos import GUARANTEED
 from pinnace.store.codec import Codec
 
@@ -837,9 +835,7 @@ class NodeAgent:
             pod = allocated_pod(pod, worker.allocation)
         memory = self.machine.memory_bytes
         capacity = int(memory) if memory < math.inf else 1
-        resources = _RESOURCES_BY_SHAPE.of(
-            pod, lambda: linux_container_resources(pod, container, capacity), container, capacity
-        )
+        resources = shaped_container_resources(pod, container, capacity)
         if self.cpu_manager is not None:
             given = self.cpu_manager.assignments.get(pod["metadata"]["uid"]) or {}
             cpuset = given.get(container, frozenset())
@@ -1045,11 +1041,6 @@ class NodeAgent:
 
 _ANNOTATIONS: Interned[tuple[tuple[str, str], ...]] = Interned()
 _RESOURCES: Interned[LinuxContainerResources] = Interned()
-_RESOURCES_BY_SHAPE: ShapeMemo[LinuxContainerResources] = ShapeMemo(
-    1024, lambda name: name in (CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION)
-)
-"""A container's cgroup settings by its pod's shape (and the annotations that make a pod
-critical), its name and the node's memory: what they are worked out from."""
 
 
 def _not_packed(pod: Mapping[str, Any]) -> None:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pinnace.api.stats import ContainerStats
 from pinnace.clock import Clock, Timer
 from pinnace.kubelet.oom import OOMCandidate, oom_victim
+from pinnace.kubelet.shapes import ShapeMemo
 from pinnace.kubelet.usage import (
     MIN_CPU_SHARES,
     NANO,
@@ -48,7 +49,7 @@ from pinnace.kubelet.usage import (
     share_cpu,
 )
 from pinnace.resources.names import CPU, MEMORY
-from pinnace.resources.oom import oom_score_adj
+from pinnace.resources.oom import CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION, oom_score_adj
 from pinnace.resources.pod import containers
 
 if TYPE_CHECKING:
@@ -334,6 +335,25 @@ def linux_container_resources(
                 oom_score_adj=oom_score_adj(pod, container, memory_capacity),
             )
     return LinuxContainerResources()
+
+
+_RESOURCES_BY_SHAPE: ShapeMemo[LinuxContainerResources] = ShapeMemo(
+    1024, lambda name: name in (CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION)
+)
+"""A container's cgroup settings by its pod's shape (and the annotations that make a pod
+critical), its name and the node's memory: what they are worked out from."""
+
+
+def shaped_container_resources(
+    pod: Mapping[str, Any], container: str, memory_capacity: int
+) -> LinuxContainerResources:
+    """`linux_container_resources`, worked out once for the pods of one shape."""
+    return _RESOURCES_BY_SHAPE.of(
+        pod,
+        lambda: linux_container_resources(pod, container, memory_capacity),
+        container,
+        memory_capacity,
+    )
 
 
 def image_repository(image: str) -> str:

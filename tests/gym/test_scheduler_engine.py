@@ -496,6 +496,33 @@ def test_an_unknown_engine_is_refused_at_once() -> None:
         NodePlacementEnv(saturated(), features="requests", engine="fast")
 
 
+def test_a_failed_pods_condition_moves_it_in_the_queue_as_on_the_cluster_engine() -> None:
+    """Pods failing on small nodes, each failure's PodScheduled condition patched when its
+    message changes: the patch's echo re-files a pod waiting out its backoff behind those that
+    failed with it, which decides who goes first when their backoffs end together."""
+    pools = [
+        {"name": "p0", "count": 3, "capacity": {"cpu": "1", "memory": "8Gi"}},
+        {"name": "p1", "count": 2, "capacity": {"cpu": "2", "memory": "4Gi"}},
+    ]
+    every = {"arrivals": {"every": "7s"}}
+    workloads = [
+        {"name": "w0", "template": pod_template("100m", "768Mi"), **every},
+        {
+            "name": "w1",
+            "template": pod_template("300m", "640Mi"),
+            "arrivals": {"poisson": {"ratePerSecond": 0.3}},
+            "runTime": {"exponential": {"mean": "40s"}},
+        },
+        {"name": "w2", "template": pod_template("200m", "384Mi"), **every},
+    ]
+    workloads[0]["runTime"] = {"constant": "45s"}
+    workloads[2]["runTime"] = {"constant": "60s"}
+    spec = scenario(pools, workloads, until="6m")
+    cluster = trajectory("cluster", spec, 102, last_feasible)
+    assert len(cluster) > 200
+    assert trajectory("scheduler", spec, 102, last_feasible) == cluster
+
+
 def test_a_plugin_reading_a_custom_metric_is_refused() -> None:
     """Its load is what the pods serve on custom.metrics.k8s.io, which this engine has not."""
     args = {"metricProvider": {"type": "CustomMetrics", "metric": "rps", "nodeCapacity": "100"}}

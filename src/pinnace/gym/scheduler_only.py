@@ -26,6 +26,9 @@ decision sees and what makes the episode's rewards, and nothing else:
   cause as on the cluster engine (`ARRIVAL_TURNS`, `BIND_TURNS`, `START_TURNS`,
   `STATUS_TURNS`, `FINISH_TURNS`, measured there), so same-instant arrivals, finishes,
   back-offs and cycles take turns as there;
+- a failed cycle's pod gets the status kube-scheduler patches (the PodScheduled condition,
+  false, with the cycle's message, when it changes; the node preemption nominated): a pending
+  pod's update, which moves it within the queue as in the cluster engine;
 - preemption's victims get their DisruptionTarget condition and deletion, then leave within
   the instant (the cluster engine's victims stop when SIGTERMed too, stop-seconds being
   refused), each an incident the rewards count;
@@ -63,7 +66,7 @@ from pinnace.kubelet.behaviour import (
     node_unknown_outcome,
 )
 from pinnace.kubelet.node_status import node_object
-from pinnace.scheduler.adapter import PreemptsThroughAPI, connect_offline
+from pinnace.scheduler.adapter import PreemptsThroughAPI, connect_offline, failure_patch
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.loop import Placer, SchedulingLoop
 from pinnace.scheduler.plugins.trimaran import CUSTOM_METRICS
@@ -199,11 +202,14 @@ class SchedulerOnly:
         """What the adapter writes for the result, as its echo reaches the informer: turns of
         the loop later (`BIND_TURNS`), not before the cycles run back to back with this
         one."""
+        pod = result.pod
         if result.node_name is not None:
-            after_turns(self.loop, BIND_TURNS, self._bound, result.pod.key, result.node_name)
-        elif result.nominated_node_name is not None:
-            key, node_name = result.pod.key, result.nominated_node_name
-            after_turns(self.loop, BIND_TURNS, self._nominate, key, node_name)
+            after_turns(self.loop, BIND_TURNS, self._bound, pod.key, result.node_name)
+            return
+        rejected, now = result.status.is_rejected(), self.clock.now_rfc3339()
+        patch = failure_patch(pod.pod, rejected, result.message, result.nominated_node_name, now)
+        if patch is not None:
+            after_turns(self.loop, BIND_TURNS, self._patched, pod.key, patch["status"])
 
     def _bound(self, key: str, node_name: str) -> None:
         """The binding's echo; the node agent, which has it too, starts the pod a turn on."""
@@ -256,15 +262,14 @@ class SchedulerOnly:
             self.core.delete_pod(pod)
             self.scheduling.nudge()
 
-    def _nominate(self, key: str, node_name: str) -> None:
-        """The pod's status.nominatedNodeName set ("" clears it), as the adapter's status
-        patch and its echo set it."""
+    def _patched(self, key: str, patch: Object) -> None:
+        """The echo of the adapter's patch of a pod's status: its conditions by type (the
+        PodScheduled condition of a failed cycle), status.nominatedNodeName set, or cleared by
+        None. A patch changing nothing has no echo."""
         pod = self.pods.get(key)
         if pod is None:
             return
-        status = {k: v for k, v in (pod.get("status") or {}).items() if k != "nominatedNodeName"}
-        if node_name:
-            status["nominatedNodeName"] = node_name
+        status = merged_status(pod.get("status") or {}, patch)
         if status == (pod.get("status") or {}):
             return
         new = {**pod, "status": status}
@@ -281,7 +286,8 @@ class SchedulerOnly:
         for victim in decision.victims:
             after_turns(self.loop, BIND_TURNS, self._terminating, victim.key, condition)
         for nominated in decision.nominations_to_clear:
-            after_turns(self.loop, BIND_TURNS, self._nominate, nominated.key, "")
+            clear = {"nominatedNodeName": None}
+            after_turns(self.loop, BIND_TURNS, self._patched, nominated.key, clear)
 
     def _terminating(self, key: str, condition: Object) -> None:
         """A victim's DisruptionTarget condition (an incident, as the cluster engine's observer
@@ -323,7 +329,8 @@ pod: the cluster engine's generator creates it, the API server's watch and the s
 informer deliver it."""
 BIND_TURNS = 3
 """From a cycle's result until the echo of what the adapter writes for it (the binding, a
-nomination, a victim's condition and deletion) reaches the informer."""
+failed cycle's PodScheduled condition and nomination, a victim's condition and deletion)
+reaches the informer."""
 START_TURNS = 1
 """From the binding's echo until the node agent, which has it too, starts the pod (and its
 containers' exit timer is set)."""
@@ -343,6 +350,27 @@ def after_turns(
         callback(*args)
     else:
         loop.call_soon(after_turns, loop, turns - 1, callback, *args)
+
+
+def merged_status(status: Object, patch: Object) -> Object:
+    """`status` with the strategic merge `patch` of it the scheduler sends: conditions merged by
+    their type, other fields replaced, a None removing its field."""
+    merged = {**status}
+    for name, value in patch.items():
+        if value is None:
+            merged.pop(name, None)
+        elif name == "conditions":
+            conditions = [dict(c) for c in status.get("conditions") or ()]
+            for condition in value:
+                same = next((c for c in conditions if c.get("type") == condition["type"]), None)
+                if same is None:
+                    conditions.append(dict(condition))
+                else:
+                    same.update(condition)
+            merged["conditions"] = conditions
+        else:
+            merged[name] = value
+    return merged
 
 
 def _admitted(

@@ -413,14 +413,8 @@ class SchedulerService:
         self, pod: PodInfo, unschedulable: bool, message: str, result: ScheduleResult | None
     ) -> None:
         self._record(pod, EVENT_TYPE_WARNING, FAILED_SCHEDULING, SCHEDULING, message)
-        condition = {
-            "type": POD_SCHEDULED,
-            "status": "False",
-            "reason": UNSCHEDULABLE if unschedulable else SCHEDULER_ERROR,
-            "message": message,
-        }
         nominated = result.nominated_node_name if result is not None else None
-        patch = status_patch(pod.pod, condition, nominated, self.clock.now_rfc3339())
+        patch = failure_patch(pod.pod, unschedulable, message, nominated, self.clock.now_rfc3339())
         if patch is not None:
             self._spawn(self._patch_status(pod, patch))
 
@@ -570,6 +564,21 @@ def connect_offline(
             plugin.workload_usage = sampled.workload_usage if sampled is not None else None
     if usage_of is not None:
         core.table.copy_usage(usage_of.core.table)
+
+
+def failure_patch(
+    pod: Mapping[str, Any], unschedulable: bool, message: str, nominated: str | None, now: str
+) -> Object | None:
+    """The status patch kube-scheduler's handleSchedulingFailure sends for a cycle that failed
+    with `message` (rejected by plugins, or an error), with the node preemption `nominated`;
+    None when the pod already says all that."""
+    condition = {
+        "type": POD_SCHEDULED,
+        "status": "False",
+        "reason": UNSCHEDULABLE if unschedulable else SCHEDULER_ERROR,
+        "message": message,
+    }
+    return status_patch(pod, condition, nominated, now)
 
 
 def status_patch(

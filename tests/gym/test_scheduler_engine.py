@@ -17,7 +17,8 @@ from tests.gym.scenarios import ZONE, pod_template, random_cluster, scenario
 
 import pinnace.gym
 from pinnace.cli.main import main
-from pinnace.gym.env import NodePlacementEnv
+from pinnace.gym.env import NodePlacementEnv, scenario_of
+from pinnace.gym.evaluate import evaluate
 
 Policy = Callable[[np.ndarray], int]
 
@@ -521,6 +522,44 @@ def test_a_failed_pods_condition_moves_it_in_the_queue_as_on_the_cluster_engine(
     cluster = trajectory("cluster", spec, 102, last_feasible)
     assert len(cluster) > 200
     assert trajectory("scheduler", spec, 102, last_feasible) == cluster
+
+
+def pulled_by_full_name() -> dict[str, Any]:
+    """Pods of an image named as the nodes list it once pulled (ImageLocality matches it), some
+    kept to one tier: the other pods' scores favour that tier's nodes once they hold it."""
+    pools = [
+        {
+            "name": tier,
+            "count": 2,
+            "capacity": {"cpu": "8", "memory": "32Gi"},
+            "labels": {"t": tier},
+        }
+        for tier in "ab"
+    ]
+    kept, free = (
+        pod_template("100m", "128Mi", node_selector={"t": "a"}),
+        pod_template("100m", "128Mi"),
+    )
+    for template in (kept, free):
+        template["spec"]["containers"][0]["image"] = "docker.io/library/perl:5"
+    workloads = [
+        {"name": "kept", "template": kept, "arrivals": {"poisson": {"ratePerMinute": 30}}},
+        {"name": "free", "template": free, "arrivals": {"poisson": {"ratePerMinute": 10}}},
+    ]
+    for workload in workloads:
+        workload["runTime"] = {"constant": "3m"}
+    return scenario(pools, workloads, until="4m")
+
+
+def test_images_the_nodes_list_are_refused_only_where_the_scores_choose() -> None:
+    """The node agents' status updates listing a pulled image are not modelled: ImageLocality
+    would score otherwise where the scheduler's Score plugins choose. An agent's decisions
+    read no score: its episode is the cluster engine's."""
+    spec = pulled_by_full_name()
+    with pytest.raises(ValueError, match=r"containers\[0\].image: docker.io/library/perl:5"):
+        evaluate(scenario_of(spec), ["default"], seed=1, engine="scheduler")
+    cluster = trajectory("cluster", spec, 1, last_feasible)
+    assert trajectory("scheduler", spec, 1, last_feasible) == cluster
 
 
 def test_a_plugin_reading_a_custom_metric_is_refused() -> None:

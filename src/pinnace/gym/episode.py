@@ -117,7 +117,7 @@ class Episode:
         gc.collect()
         self.sim: Simulation | SchedulerOnly
         if engine == SCHEDULER:
-            self.sim = SchedulerOnly(scenario, seed, placer=self)
+            self.sim = SchedulerOnly(scenario, seed, placer=self, scored=not agent)
             self._incidents, self.core = self.sim.incidents, self.sim.core
         else:
             # No event log lines: an episode is reproduced from its seed, never fingerprinted.

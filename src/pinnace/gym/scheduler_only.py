@@ -58,7 +58,7 @@ from pinnace.api.status import StatusError
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
 from pinnace.gym.node_usage import NodeStatsModel
-from pinnace.gym.scheduler_scope import NEEDS_CLUSTER, refuse_unsupported
+from pinnace.gym.scheduler_scope import NEEDS_CLUSTER, refuse_image_scores, refuse_unsupported
 from pinnace.kubelet.behaviour import (
     ContainerBehaviour,
     UnknownOutcome,
@@ -87,10 +87,10 @@ managedFields, which the scheduler does not read)."""
 
 class SchedulerOnly:
     """`scenario` with `seed` on the scheduler-only engine (see the module's docstring), its
-    cycles that reach the choice of a node finished by `placer`; started at time zero and run
-    by `advance`."""
+    cycles that reach the choice of a node finished by `placer` (`scored`: by the scheduler's
+    Score plugins, not by an agent); started at time zero and run by `advance`."""
 
-    def __init__(self, scenario: Scenario, seed: int, placer: Placer) -> None:
+    def __init__(self, scenario: Scenario, seed: int, placer: Placer, scored: bool) -> None:
         refuse_unsupported(scenario)
         self.scenario = scenario
         self.loop = VirtualEventLoop()
@@ -111,6 +111,8 @@ class SchedulerOnly:
                 "spec.cluster.schedulerConfig: a plugin reading a custom metric (metricProvider "
                 f"{CUSTOM_METRICS}) {NEEDS_CLUSTER}: its pods serve it"
             )
+        if scored:
+            refuse_image_scores(scenario, self.core.profiles.values())
         templates, namespaces = _admitted(scenario, seed)
         connect_offline(self.core, namespaces=namespaces)
         preempting = [p for p in all_plugins(self.core) if isinstance(p, PreemptsThroughAPI)]

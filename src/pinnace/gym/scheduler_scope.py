@@ -15,13 +15,16 @@ agent):
   annotations that do not parse, memory or ephemeral-storage usage (OOM kills, evictions),
   node pools with slow or failing starts (imagePullBandwidth, missing images, the static CPU
   manager), and pods arriving at 0 s in a namespace the scenario creates (their admission
-  waits a random while for its default ServiceAccount).
+  waits a random while for its default ServiceAccount);
+- where the scheduler's Score plugins choose (no agent deciding): pod images ImageLocality
+  would find in the node status, which lists an image once its node agent posts it.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 
 from pinnace.kubelet.behaviour import (
     EPHEMERAL_STORAGE,
@@ -39,6 +42,9 @@ from pinnace.kubelet.behaviour import (
 )
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.environment import may_fail
+from pinnace.kubelet.runtime import image_id, image_reference
+from pinnace.scheduler.podinfo import normalized_image_name
+from pinnace.scheduler.profile import Profile
 from pinnace.sim.scenario import Arrivals, FixedRate, Scenario
 
 HELD = {
@@ -49,6 +55,7 @@ HELD = {
 }
 """The objects this engine holds (what admission and the scheduler read), by kind."""
 NEEDS_CLUSTER = "needs the cluster engine (engine='cluster')"
+IMAGE_LOCALITY = "ImageLocality"
 
 
 def refuse_unsupported(scenario: Scenario) -> None:
@@ -95,6 +102,29 @@ def refuse_unsupported(scenario: Scenario) -> None:
                 f"{arrivals.namespace}, which the scenario creates (their admission waits for "
                 f"its default ServiceAccount), {NEEDS_CLUSTER}"
             )
+
+
+def refuse_image_scores(scenario: Scenario, profiles: Iterable[Profile]) -> None:
+    """Where the scheduler's own Score plugins choose the nodes: refuse a pod image that
+    ImageLocality would find on the nodes that pulled it. The node agents post a pulled image
+    in their node status at their next status update, which this engine does not model (its
+    nodes list only the images their pools give them), so the scores would differ. Only an
+    image named in the pod as the nodes name it can match: by its full reference
+    (`docker.io/library/nginx:1.27`) or its digest, not by a short name (`nginx:1.27`), as
+    ImageLocality compares names as they are."""
+    scorers = (plugin for profile in profiles for plugin, weight in profile.score if weight)
+    if not any(plugin.name == IMAGE_LOCALITY for plugin in scorers):
+        return
+    for i, arrivals in enumerate(scenario.workloads):
+        spec = arrivals.template.get("spec") or {}
+        for j, container in enumerate(spec.get("containers") or ()):
+            image = container.get("image") or ""
+            if normalized_image_name(image) in (image_reference(image), image_id(image)):
+                raise ValueError(
+                    f"spec.workloads[{i}].template.spec.containers[{j}].image: {image}, named "
+                    "as the nodes list it once pulled: ImageLocality's scores of the nodes "
+                    f"holding it {NEEDS_CLUSTER} (an agent's decisions do not read them)"
+                )
 
 
 def _refuse_node(node: NodeConfig) -> None:

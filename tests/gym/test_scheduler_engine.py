@@ -446,13 +446,34 @@ REFUSED = {
         lambda s: s["spec"]["cluster"]["nodePools"][0].update(imagePullBandwidth="1M"),
         r"spec.cluster: node pool-1's imagePullBandwidth",
     ),
-    "memory usage drawn": (
-        lambda s: s["spec"]["workloads"][0].update(usage={"memory": {"constant": "512Mi"}}),
-        r"spec.workloads\[0\].usage.memory: memory usage",
+    "memory usage drawn without a highest value": (
+        lambda s: s["spec"]["workloads"][0].update(
+            usage={"memory": {"lognormal": {"median": "100Mi", "sigma": 0.5}}}
+        ),
+        r"spec.workloads\[0\].usage.memory: memory usage without a highest value",
     ),
-    "memory usage annotated": (
-        lambda s: annotate(s, {"sim.pinnace.dev/memory.app": "1Gi"}),
-        r"annotations\[sim.pinnace.dev/memory.app\]: memory usage",
+    "memory usage drawn above the request": (
+        lambda s: s["spec"]["workloads"][0].update(
+            usage={"memory": {"uniform": {"min": "100Mi", "max": "300Mi"}}}
+        ),
+        r"spec.containers\[0\]: memory usage above the container's memory request",
+    ),
+    "memory usage annotated above the request": (
+        lambda s: annotate(s, {"sim.pinnace.dev/memory.app": "spike 10Mi 1Gi at 5s for 1s"}),
+        r"spec.containers\[0\]: memory usage above the container's memory request",
+    ),
+    "ephemeral-storage usage": (
+        lambda s: annotate(s, {"sim.pinnace.dev/ephemeral-storage": "1Gi"}),
+        r"ephemeral-storage usage \(evictions\)",
+    ),
+    "a soft memory eviction threshold": (
+        lambda s: s["spec"]["cluster"]["nodePools"][0].update(
+            kubelet={
+                "evictionSoft": {"memory.available": "1Gi"},
+                "evictionSoftGracePeriod": {"memory.available": "1m30s"},
+            }
+        ),
+        r"node pool-1's kubelet.evictionSoft memory.available",
     ),
     "a readiness probe": (
         lambda s: template(s)["spec"]["containers"][0].update(
@@ -610,7 +631,24 @@ def cpu_hungry(every: str, usage: dict[str, Any], *, limit: str | None = None) -
     return scenario(pools, [workload], until="6m")
 
 
+def memory_within_requests() -> dict[str, Any]:
+    """`cpu_hungry`'s pods, the app's memory drawn up to its request and the sidecar's rising
+    to its own, on nodes whose system reservations hold memory too."""
+    spec = cpu_hungry("10s", {"uniform": {"min": "100m", "max": "1500m"}})
+    (workload,) = spec["spec"]["workloads"]
+    workload["usage"]["memory"] = {"uniform": {"min": "64Mi", "max": "256Mi"}}
+    side = workload["template"]["spec"]["containers"][1]
+    side["resources"]["requests"]["memory"] = "128Mi"
+    workload["template"]["metadata"]["annotations"]["sim.pinnace.dev/memory.side"] = (
+        "ramp 16Mi 128Mi 30s"
+    )
+    (pool,) = spec["spec"]["cluster"]["nodePools"]
+    pool["kubelet"] = {"systemReserved": {"memory": "200Mi"}}
+    return spec
+
+
 USAGE_CASES = {
+    "memory within the requests, observed": (memory_within_requests(), "usage"),
     "observed, samples at finishes": (
         cpu_hungry("10s", {"uniform": {"min": "100m", "max": "2"}}),
         "both",

@@ -56,7 +56,7 @@ def configure(gym: argparse.ArgumentParser) -> None:
         default="cluster",
         help=(
             "run the episodes on every component of pinnace up, or on the scheduler alone "
-            "(quicker; no timeline, controllers or memory usage) (cluster)"
+            "(quicker; no timeline, controllers or memory use above requests) (cluster)"
         ),
     )
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")

@@ -64,8 +64,8 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     measures the decision components `reward` does not weigh too (they are 0 otherwise);
     `engine` runs the episodes on every component of `pinnace up` ("cluster") or on the
     scheduler alone ("scheduler", `pinnace.gym.scheduler_only`: several times quicker, for
-    scenarios of node pools, Pod generators and the objects it holds, with CPU usage but not
-    memory usage)."""
+    scenarios of node pools, Pod generators and the objects it holds, their memory usage
+    within the requests)."""
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - Env declares it so
 

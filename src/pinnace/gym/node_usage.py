@@ -8,8 +8,10 @@ container stats), for the pods that engine runs.
   most its limit (the CFS quota), the node's cores shared by cpu.shares when they cannot
   satisfy every container (`kubelet.usage.share_cpu`, over the containers in the order they
   started);
-- a node's CPU is its pods'; its memory working set is what its kubelet's system
-  reservations hold, as the engine refuses pods with memory usage.
+- each container's memory working set is what its memory curve says; the engine refuses a
+  container whose curve may pass its memory request, so nothing is OOM-killed or evicted;
+- a node's CPU is its pods'; its memory working set is theirs and what its kubelet's system
+  reservations hold.
 
 A summary holds only these figures, the ones the scheduler's samples read.
 """
@@ -34,6 +36,7 @@ from pinnace.kubelet.usage import Curve, share_cpu
 class _Container:
     name: str
     cpu: Curve
+    memory: Curve
     limit: float
     """Its CFS quota in nanocores (inf: none)."""
     shares: int
@@ -80,7 +83,13 @@ class NodeStatsModel:
             resources = shaped_container_resources(pod, spec["name"], node.memory_capacity)
             limit = resources.cpu_limit_nano_cores or math.inf
             containers.append(
-                _Container(spec["name"], behaviour.usage.cpu, limit, resources.cpu_shares)
+                _Container(
+                    spec["name"],
+                    behaviour.usage.cpu,
+                    behaviour.usage.memory,
+                    limit,
+                    resources.cpu_shares,
+                )
             )
         meta = pod["metadata"]
         started = self.clock.now()
@@ -113,13 +122,18 @@ class NodeStatsModel:
                 pod.namespace,
                 pod.name,
                 [
-                    ContainerStats(c.name, cpu_usage_nano_cores=round(next(got)))
+                    ContainerStats(
+                        c.name,
+                        cpu_usage_nano_cores=round(next(got)),
+                        memory_working_set_bytes=round(c.memory.at(now - pod.started)),
+                    )
                     for c in pod.containers
                 ],
             )
             for pod in node.pods.values()
         ]
         cpu = sum(p.cpu_usage_nano_cores for p in pods)
+        memory = system + sum(p.memory_working_set_bytes for p in pods)
         return Summary(
-            now, NodeStats(cpu_usage_nano_cores=cpu, memory_working_set_bytes=system), pods
+            now, NodeStats(cpu_usage_nano_cores=cpu, memory_working_set_bytes=memory), pods
         )

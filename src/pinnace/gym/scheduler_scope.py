@@ -1,9 +1,9 @@
 """What the research environment's scheduler-only engine (`pinnace.gym.scheduler_only`) can
 run as the cluster engine would, and the refusal, naming the field, of the rest: what needs
-components it does not run (the timeline, controllers, the autoscaler, usage), and node agent
-behaviour it does not model (each a status update requeueing pods that inter-pod affinity or
-topology spread rejected, a kill, or a delay; `kubelet.behaviour` models them for the node
-agent):
+components it does not run (the timeline, controllers, the autoscaler, custom metrics), and
+node agent behaviour it does not model (each a status update requeueing pods that inter-pod
+affinity or topology spread rejected, a kill, or a delay; `kubelet.behaviour` models them for
+the node agent):
 
 - needing other components: timeline steps, trace workloads, Job templates, the cluster
   autoscaler, objects other than Namespaces, PriorityClasses, LimitRanges and RuntimeClasses,
@@ -12,10 +12,11 @@ agent):
   restarts (Always with a finite run time, OnFailure failing), activeDeadlineSeconds,
   stop-seconds, probes, lifecycle hooks, a template's nodeName, commands that may read their
   context (`kubelet.behaviour.reads_context`), environments from other objects, model
-  annotations that do not parse, memory or ephemeral-storage usage (OOM kills, evictions),
-  node pools with slow or failing starts (imagePullBandwidth, missing images, the static CPU
-  manager), and pods arriving at 0 s in a namespace the scenario creates (their admission
-  waits a random while for its default ServiceAccount);
+  annotations that do not parse, memory usage above the container's request or drawn without
+  a highest value (OOM kills, evictions), ephemeral-storage usage (evictions), soft memory
+  eviction thresholds, node pools with slow or failing starts (imagePullBandwidth, missing
+  images, the static CPU manager), and pods arriving at 0 s in a namespace the scenario
+  creates (their admission waits a random while for its default ServiceAccount);
 - where the scheduler's Score plugins choose (no agent deciding): pod images ImageLocality
   would find in the node status, which lists an image once its node agent posts it.
 """
@@ -24,11 +25,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pinnace.kubelet.behaviour import (
     EPHEMERAL_STORAGE,
-    MEMORY,
     RUN_SECONDS,
     STOP_SECONDS,
     BehaviourError,
@@ -42,10 +43,13 @@ from pinnace.kubelet.behaviour import (
 )
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.environment import may_fail
+from pinnace.kubelet.eviction_signals import MEMORY_AVAILABLE
 from pinnace.kubelet.runtime import image_id, image_reference
+from pinnace.resources.lists import parse_quantity
+from pinnace.resources.names import MEMORY as MEMORY_RESOURCE
 from pinnace.scheduler.podinfo import normalized_image_name
 from pinnace.scheduler.profile import Profile
-from pinnace.sim.scenario import Arrivals, FixedRate, Scenario
+from pinnace.sim.scenario import USAGE_ANNOTATIONS, Arrivals, FixedRate, Scenario
 
 HELD = {
     "Namespace": "namespaces",
@@ -127,8 +131,26 @@ def refuse_image_scores(scenario: Scenario, profiles: Iterable[Profile]) -> None
                 )
 
 
+def _memory_request(container: Mapping[str, Any]) -> int:
+    """The container's memory request in bytes, its limit standing for it when it has none
+    (the API server's defaulting); 0 without either. A LimitRange's default could only raise
+    it."""
+    resources = container.get("resources") or {}
+    for amounts in (resources.get("requests") or {}, resources.get("limits") or {}):
+        if MEMORY_RESOURCE in amounts:
+            return parse_quantity(str(amounts[MEMORY_RESOURCE])).value()
+    return 0
+
+
 def _refuse_node(node: NodeConfig) -> None:
-    """Refuse a node whose agent would delay or fail a pod's start: it starts them at once."""
+    """Refuse a node whose agent would delay or fail a pod's start (it starts them at once),
+    or evict a pod whose memory use stays within its request (by a soft threshold, which the
+    node's allocatable leaves no room for)."""
+    if MEMORY_AVAILABLE in node.eviction_soft:
+        raise ValueError(
+            f"spec.cluster: node {node.name}'s kubelet.evictionSoft {MEMORY_AVAILABLE} (soft "
+            f"evictions) {NEEDS_CLUSTER}"
+        )
     if math.isfinite(node.image_pull_bandwidth):
         raise ValueError(
             f"spec.cluster: node {node.name}'s imagePullBandwidth (image pulls taking time) "
@@ -183,11 +205,14 @@ def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome])
                 f"{where}.metadata.annotations[{name}]: {REFUSED_KEYS[model_key(name)]} "
                 f"{NEEDS_CLUSTER}"
             )
-    for resource in arrivals.usage:
-        if resource != "cpu":
+    for resource, distribution in arrivals.usage.items():
+        if resource == "memory" and math.isinf(distribution.highest):
             raise ValueError(
-                f"{at}.usage.{resource}: {resource} usage (OOM kills, evictions) {NEEDS_CLUSTER}"
+                f"{at}.usage.memory: memory usage without a highest value (it may pass the "
+                f"request: OOM kills, evictions) {NEEDS_CLUSTER}"
             )
+        if resource not in ("cpu", "memory"):
+            raise ValueError(f"{at}.usage.{resource}: {resource} usage (evictions) {NEEDS_CLUSTER}")
     for j, container in enumerate(spec.get("containers") or ()):
         for field, what in CONTAINER_FIELDS.items():
             if container.get(field):
@@ -204,8 +229,12 @@ def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome])
             )
     policy = spec.get("restartPolicy") or "Always"
     # The run time the generator draws is an annotation for all containers: two draws tell
-    # whether a container's own annotation overrides it.
+    # whether a container's own annotation overrides it. Memory usage is drawn at most its
+    # distribution's highest value.
     draws = [{RUN_SECONDS: "1"}, {RUN_SECONDS: "2"}] if arrivals.run_time is not None else [{}]
+    if "memory" in arrivals.usage:
+        highest = {USAGE_ANNOTATIONS["memory"]: str(round(arrivals.usage["memory"].highest))}
+        draws = [{**draw, **highest} for draw in draws]
     for draw, unknown in itertools.product(draws, unknowns):
         pod = {**template, "metadata": {"annotations": {**annotations, **draw}}}
         try:
@@ -218,11 +247,15 @@ def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome])
                 f"{NEEDS_CLUSTER}"
             ) from None
         for j, b in enumerate(behaviours):
-            usage = b.usage
-            if not usage.memory.constant_amount == usage.ephemeral_storage.constant_amount == 0:
+            if b.usage.ephemeral_storage.constant_amount != 0:
                 raise ValueError(
-                    f"{where}.spec.containers[{j}]: memory or ephemeral-storage usage "
-                    f"(OOM kills, evictions) {NEEDS_CLUSTER}"
+                    f"{where}.spec.containers[{j}]: ephemeral-storage usage (evictions) "
+                    f"{NEEDS_CLUSTER}"
+                )
+            if b.usage.memory.peak > _memory_request(spec["containers"][j]):
+                raise ValueError(
+                    f"{where}.spec.containers[{j}]: memory usage above the container's memory "
+                    f"request (OOM kills, evictions) {NEEDS_CLUSTER}"
                 )
         finite = [b for b in behaviours if math.isfinite(b.run_seconds)]
         if finite and (
@@ -240,7 +273,6 @@ def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome])
 
 REFUSED_KEYS = {
     STOP_SECONDS: "containers slow to stop (victims, sidecars)",
-    MEMORY: "memory usage (OOM kills, evictions)",
     EPHEMERAL_STORAGE: "ephemeral-storage usage (evictions)",
 }
 """The model's annotations whose effects this engine does not run, by key."""

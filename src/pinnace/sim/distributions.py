@@ -20,6 +20,11 @@ class Distribution(Protocol):
     @property
     def mean(self) -> float: ...
 
+    @property
+    def highest(self) -> float:
+        """The highest value it gives (inf: there is none)."""
+        ...
+
     def sample(self, rng: np.random.Generator) -> float: ...
 
 
@@ -32,6 +37,10 @@ class Constant:
 
     @property
     def mean(self) -> float:
+        return self.value
+
+    @property
+    def highest(self) -> float:
         return self.value
 
     def sample(self, rng: np.random.Generator) -> float:
@@ -55,6 +64,10 @@ class Uniform:
     def mean(self) -> float:
         return (self.low + self.high) / 2
 
+    @property
+    def highest(self) -> float:
+        return self.high
+
     def sample(self, rng: np.random.Generator) -> float:
         return float(rng.uniform(self.low, self.high))
 
@@ -69,6 +82,10 @@ class Exponential:
         _finite("mean", self.mean)
         if self.mean <= 0:
             raise ValueError("mean must be greater than 0")
+
+    @property
+    def highest(self) -> float:
+        return math.inf
 
     def sample(self, rng: np.random.Generator) -> float:
         return float(rng.exponential(self.mean))
@@ -102,6 +119,10 @@ class LogNormal:
     def mean(self) -> float:
         return math.exp(self.mu + self.sigma**2 / 2)
 
+    @property
+    def highest(self) -> float:
+        return math.inf if self.sigma else self.median
+
     def sample(self, rng: np.random.Generator) -> float:
         return float(rng.lognormal(self.mu, self.sigma))
 
@@ -122,6 +143,10 @@ class Empirical:
     @property
     def mean(self) -> float:
         return math.fsum(self.values) / len(self.values)
+
+    @property
+    def highest(self) -> float:
+        return max(self.values)
 
     def sample(self, rng: np.random.Generator) -> float:
         return self.values[int(rng.integers(len(self.values)))]

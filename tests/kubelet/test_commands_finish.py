@@ -254,3 +254,43 @@ def test_what_may_read_its_context_is_modelled_in_it() -> None:
     assert reads_context(["nginx", "-c", "$(CONF)"])
     assert reads_context(["cat", "/etc/hostname"])
     assert not reads_context([])
+
+
+DRAWN_VALUES = {
+    "sim.pinnace.dev/run-seconds": ["30", "1.5", "forever", "-2"],
+    "sim.pinnace.dev/cpu": ["250m", "2", "ramp 100m 1 60s", "lots"],
+    "sim.pinnace.dev/memory": ["268435456", "128Mi", "periodic 10Mi 1Gi 40s", "-5"],
+    "sim.pinnace.dev/memory.c": ["64Mi"],
+    "sim.pinnace.dev/pids": ["12"],
+    "sim.pinnace.dev/exit-code": ["3", "x"],
+    "sim.pinnace.dev/stop-seconds": ["5"],
+}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_shapes_model_with_each_pods_drawn_values_is_the_pods_own(seed: int) -> None:
+    """The model is worked out once for the pods of a shape but for the values a workload
+    generator draws for each (run time, usage), then those applied: the same model, or the
+    same error, as working out each pod's on its own."""
+    import random
+
+    rng = random.Random(seed)
+    annotations = {
+        name: rng.choice(values) for name, values in DRAWN_VALUES.items() if rng.random() < 0.5
+    }
+    command = rng.choice([{}, {"command": ["sleep", "20"]}, {"command": ["/pause"]}])
+    container = {"name": "c", "image": rng.choice(["app:1", "nginx:1.27"]), **command}
+    pod = {
+        "metadata": {"annotations": annotations},
+        "spec": {"restartPolicy": rng.choice(["Never", "Always"]), "containers": [container]},
+    }
+
+    def model(work: Any) -> Any:
+        try:
+            return work()
+        except BehaviourError as e:
+            return str(e)
+
+    alone = model(lambda: container_behaviour(pod, "c"))
+    for _ in range(2):  # worked out, then remembered
+        assert model(lambda: context_free_behaviour(pod, "c")) == alone

@@ -7,8 +7,9 @@ scheduler`: the same plugins computing the mask, the pods' lifecycles on the vir
 The scenario: `nodes` nodes of 8 CPUs and 32Gi, and `pods` pods arriving by a Poisson process
 at `rate` per second of simulated time (200 by default: a burst, so that the figure is the
 steps' and not mostly the node agents' periodic work over the simulated time between them,
-which `pinnace bench simulate` measures), each asking 100m and 256Mi and running for a minute
-(so the cluster never fills and every pod is a step). The agent picks uniformly among the
+which `pinnace bench simulate` measures), each asking 100m and 256Mi, using a drawn 50-250m of
+CPU and 64-256Mi of memory (`USAGE`), and running for a minute (so the cluster never fills and
+every pod is a step). The agent picks uniformly among the
 feasible nodes. Figures: steps, the wall time of the steps (not of building the cluster),
 steps per second and the time per step, and the same over the process's CPU time (on a
 machine shared with other work, the wall time counts theirs too). Of each step, the decision
@@ -33,6 +34,11 @@ from pinnace.scheduler.schedule_one import Pending
 from pinnace.sim.scenario import Scenario, parse_scenario
 
 NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+USAGE = {
+    "cpu": {"uniform": {"min": "50m", "max": "250m"}},
+    "memory": {"uniform": {"min": "64Mi", "max": "256Mi"}},
+}
+"""What each pod uses, drawn: its CPU about its request, its memory within it."""
 DEFAULT_NODES = (100, 5000)
 
 
@@ -85,6 +91,7 @@ def scenario(nodes: int, pods: int, rate: float) -> Scenario:
                         "arrivals": {"poisson": {"ratePerSecond": rate}},
                         "count": pods,
                         "runTime": {"constant": "1m"},
+                        "usage": USAGE,
                     }
                 ],
                 "metrics": {"interval": "1h"},

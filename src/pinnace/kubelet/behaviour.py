@@ -263,10 +263,70 @@ def context_free_behaviour(
     """The model of `container` when what it runs does not read its context (`reads_context`
     is False for its `container_argv`: no command, or a server's), so that
     `container_behaviour` gives the same in any context: worked out once for all the pods of
-    a shape (`pinnace.kubelet.shapes`)."""
-    return _CONTEXT_FREE.of(
-        pod, lambda: container_behaviour(pod, container, None, unknown), container, unknown
-    )
+    a shape (`pinnace.kubelet.shapes`) and their annotations but those of `DRAWN_KEYS`, whose
+    values are then applied as `container_behaviour` applies them."""
+    try:
+        base = _CONTEXT_FREE.of(
+            pod,
+            lambda: container_behaviour(_undrawn(pod), container, None, unknown),
+            container,
+            unknown,
+        )
+        drawn = {
+            key: found
+            for key, found in _model_annotations(pod, container).items()
+            if key in DRAWN_KEYS
+        }
+        return _with_drawn(base, drawn) if drawn else base
+    except BehaviourError:
+        # Of several values that do not parse, the error is the one the pod's model meets first.
+        return container_behaviour(pod, container, None, unknown)
+
+
+DRAWN_KEYS = frozenset((RUN_SECONDS, CPU, MEMORY, EPHEMERAL_STORAGE, PIDS))
+"""The model's keys a workload generator draws a value of for each pod (`sim.arrivals`): the
+pods of one template differ in them."""
+_USAGE_FIELDS = (
+    (CPU, "cpu", "cpu"),
+    (MEMORY, "memory", "memory"),
+    (EPHEMERAL_STORAGE, "ephemeral_storage", "ephemeral-storage"),
+    (PIDS, "pids", "pids"),
+)
+"""Each usage key: the `ContainerUsage` field it sets, and the resource its amounts are of."""
+
+
+def _undrawn(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`pod` without the annotations of `DRAWN_KEYS`."""
+    meta = pod.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    kept = {
+        name: text
+        for name, text in annotations.items()
+        if not (name.startswith(ANNOTATION_PREFIX) and model_key(name) in DRAWN_KEYS)
+    }
+    return {**pod, "metadata": {**meta, "annotations": kept}}
+
+
+def _with_drawn(
+    base: ContainerBehaviour, drawn: Mapping[str, tuple[str, str]]
+) -> ContainerBehaviour:
+    """`base`, the model without the annotations of `DRAWN_KEYS`, with `drawn` (key ->
+    (annotation, value)) applied as `container_behaviour` applies them: a run time given
+    guesses nothing about the command."""
+    changes: dict[str, Any] = {}
+    run = drawn.get(RUN_SECONDS)
+    if run is not None:
+        changes["run_seconds"] = _run_seconds(*run)
+        changes["not_modelled"] = ""
+    usage = {
+        field: _curve(*drawn[key], resource)
+        for key, field, resource in _USAGE_FIELDS
+        if key in drawn
+    }
+    if usage:
+        changes["usage"] = dataclasses.replace(base.usage, **usage)
+    behaviour = dataclasses.replace(base, **changes)
+    return behaviour if behaviour.later is not None else _SHARED(behaviour)
 
 
 def reads_context(argv: Sequence[str]) -> bool:
@@ -283,7 +343,9 @@ def is_model_annotation(name: str) -> bool:
     return name.startswith(ANNOTATION_PREFIX)
 
 
-_CONTEXT_FREE: ShapeMemo[ContainerBehaviour] = ShapeMemo(1024, is_model_annotation)
+_CONTEXT_FREE: ShapeMemo[ContainerBehaviour] = ShapeMemo(
+    1024, lambda name: is_model_annotation(name) and model_key(name) not in DRAWN_KEYS
+)
 
 PEAK_KEYS = frozenset((MEMORY, EPHEMERAL_STORAGE, PIDS, LOG))
 """The model's keys its peaks (memory, disk with the log, PIDs) read; the other keys change

@@ -260,6 +260,16 @@ def parse_curve(text: str, resource: str) -> Curve:
 def amount(text: str, resource: str) -> float:
     """A quantity in the unit usage is kept in: nanocores for cpu, bytes for memory and
     ephemeral-storage, a count for pids."""
+    # The forms workload generators write (`sim.arrivals`: "250m" of cpu, a count of bytes),
+    # whole numbers, without a quantity's parse: each pod has values of its own.
+    milli = resource == "cpu" and text.endswith("m")
+    digits = text[:-1] if milli else text
+    if digits.isascii() and digits.isdigit():
+        unit = NANO // 1000 if milli else NANO if resource == "cpu" else 1
+        whole = int(digits) * unit
+        if whole > MAX_AMOUNT:
+            raise UsageSyntaxError(f'"{text}" is too large')
+        return float(whole)
     try:
         quantity = parse_quantity(text)
     except (QuantityError, ValueError):

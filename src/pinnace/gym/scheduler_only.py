@@ -34,7 +34,7 @@ decision sees and what makes the episode's rewards, and nothing else:
   refused), each an incident the rewards count;
 - when the plugins or the placer read usage, the scheduler samples it every interval from the
   start, as the scheduler service does, of the node agents' summaries as
-  `pinnace.gym.node_usage` models them (CPU; memory usage being refused).
+  `pinnace.gym.node_usage` models them (CPU, and memory within the containers' requests).
 
 What it cannot run so, `pinnace.gym.scheduler_scope` refuses, naming the field: what needs
 the components it does not run, and node agent behaviour it does not model.
@@ -271,7 +271,7 @@ class SchedulerOnly:
         pod = self.pods.get(key)
         if pod is None:
             return
-        status = merged_status(pod.get("status") or {}, patch)
+        status = _merged_status(pod.get("status") or {}, patch)
         if status == (pod.get("status") or {}):
             return
         new = {**pod, "status": status}
@@ -354,7 +354,7 @@ def after_turns(
         loop.call_soon(after_turns, loop, turns - 1, callback, *args)
 
 
-def merged_status(status: Object, patch: Object) -> Object:
+def _merged_status(status: Object, patch: Object) -> Object:
     """`status` with the strategic merge `patch` of it the scheduler sends: conditions merged by
     their type, other fields replaced, a None removing its field."""
     merged = {**status}

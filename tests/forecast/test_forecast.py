@@ -99,6 +99,23 @@ def test_history_keeps_the_mean_pod_of_each_workload() -> None:
     assert history.workloads() == ["shop/Deployment/web"]
 
 
+def test_history_forgets_workloads_gone_from_the_samples() -> None:
+    """A pod of its own as soon as a sample lacks it (its name never comes back); another
+    workload once `limit` samples have gone without it: churn keeps it bounded."""
+    history = UsageHistory(limit=3)
+    for t in range(6):
+        pods = [("shop/Pod/once", 10.0, 1.0)] if t == 0 else []
+        if t < 2:
+            pods.append(("shop/Job/batch", 20.0, 2.0))
+        pods.append(("shop/Deployment/web", 30.0, 3.0))
+        history.record(30.0 * t, pods)
+        kept = history.workloads()
+        assert ("shop/Pod/once" in kept) == (t == 0)
+        assert ("shop/Job/batch" in kept) == (t < 4)  # last in sample 2 of 6
+    assert history.forecast("shop/Job/batch") is None
+    assert history.workloads() == ["shop/Deployment/web"]
+
+
 def test_history_forecasts_with_holt_winters() -> None:
     history = UsageHistory()
     values = seasonal(24 * 5)

@@ -5,7 +5,9 @@ a Deployment counting as the Deployment (so a rollout keeps the history), a pod 
 owner being its own workload. `UsageHistory` keeps, per workload, a bounded series of the mean
 usage of its pods at each sample (cpu in millicores, memory in bytes), as the scheduler samples
 the metrics API (`pinnace.scheduler.adapter`), and forecasts what a pod of the workload will
-use:
+use. It forgets a workload gone from the samples: a pod of its own at once (its name never
+comes back), another once its whole series would be older than a current one's (`limit`
+samples without it), so that churn does not make it grow without bound.
 
 - `ewma`: the exponentially weighted mean, s_0 = x_0, s_t = alpha x_t + (1 - alpha) s_{t-1}.
 - `holt_winters`: additive Holt-Winters (level, trend and a season of `season_length`
@@ -50,6 +52,12 @@ def workload_of(pod: Mapping[str, Any]) -> str:
     if kind == "ReplicaSet" and len(suffix) > 1 and name.endswith(suffix):
         return f"{namespace}/Deployment/{name[: -len(suffix)]}"
     return f"{namespace}/{kind}/{name}"
+
+
+def _is_bare_pod(workload: str) -> bool:
+    """Whether `workload` (`workload_of`) is a pod without a controller, its own workload."""
+    parts = workload.split("/", 2)
+    return len(parts) == 3 and parts[1] == "Pod"
 
 
 def ewma(values: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
@@ -103,6 +111,9 @@ class UsageHistory:
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         self.limit = limit
         self._series: dict[str, deque[tuple[float, float, float]]] = {}
+        self._samples = 0
+        self._last_sampled: dict[str, int] = {}
+        """By workload, the sample (counted from 1) it was last in."""
         # Forecasts asked since the last sample, by workload and method's parameters: a
         # scheduler asks one per cycle, the history changes once per sample.
         self._forecasts: dict[tuple[Any, ...], tuple[float, float] | None] = {}
@@ -115,11 +126,21 @@ class UsageHistory:
             entry[0] += cpu
             entry[1] += memory
             entry[2] += 1
+        self._samples += 1
         for workload, (cpu, memory, count) in sums.items():
             series = self._series.get(workload)
             if series is None:
                 series = self._series[workload] = deque(maxlen=self.limit)
             series.append((time, cpu / count, memory / count))
+            self._last_sampled[workload] = self._samples
+        gone = [
+            workload
+            for workload, last in self._last_sampled.items()
+            if last < self._samples
+            and (_is_bare_pod(workload) or self._samples - last >= self.limit)
+        ]
+        for workload in gone:
+            del self._series[workload], self._last_sampled[workload]
         self._forecasts.clear()
 
     def workloads(self) -> list[str]:

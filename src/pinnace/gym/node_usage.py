@@ -55,8 +55,12 @@ class _Pod:
 class _Node:
     machine: Machine
     memory_capacity: int
+    system_memory: int
+    """What its system reservations hold of its memory."""
     pods: dict[str, _Pod]
     """The running pods by key, in the order they started."""
+    idle: Summary
+    """Its summary while it runs no pod: only its time changes (most nodes, at each sample)."""
 
 
 class NodeStatsModel:
@@ -69,7 +73,10 @@ class NodeStatsModel:
         for config in nodes:
             hardware = machine(config)
             memory = hardware.memory_bytes  # as the node agent gives it the runtime
-            self._nodes[config.name] = _Node(hardware, int(memory) if memory < math.inf else 1, {})
+            system = round(hardware.system_memory_bytes)
+            idle = Summary(0.0, NodeStats(memory_working_set_bytes=system))
+            capacity = int(memory) if memory < math.inf else 1
+            self._nodes[config.name] = _Node(hardware, capacity, system, {}, idle)
         self._node_of: dict[str, str] = {}
 
     def start(
@@ -110,9 +117,9 @@ class NodeStatsModel:
         return {name: self._summary(node, now) for name, node in self._nodes.items()}
 
     def _summary(self, node: _Node, now: float) -> Summary:
-        system = round(node.machine.system_memory_bytes)
         if not node.pods:
-            return Summary(now, NodeStats(memory_working_set_bytes=system))
+            node.idle.time = now
+            return node.idle
         running = [(pod, c) for pod in node.pods.values() for c in pod.containers]
         wants = [min(c.cpu.at(now - pod.started), c.limit) for pod, c in running]
         got = iter(share_cpu(wants, [c.shares for _, c in running], node.machine.cpu_nano_cores))
@@ -133,7 +140,7 @@ class NodeStatsModel:
             for pod in node.pods.values()
         ]
         cpu = sum(p.cpu_usage_nano_cores for p in pods)
-        memory = system + sum(p.memory_working_set_bytes for p in pods)
+        memory = node.system_memory + sum(p.memory_working_set_bytes for p in pods)
         return Summary(
             now, NodeStats(cpu_usage_nano_cores=cpu, memory_working_set_bytes=memory), pods
         )

@@ -107,6 +107,12 @@ class Placement:
     pod: PodInfo
 
 
+@functools.lru_cache(maxsize=8)
+def _decay(slots: int) -> np.ndarray:
+    """(1 - alpha)^r for r from 0 to `slots` - 1: the EWMA's weights by rank."""
+    return (1 - DEFAULT_ALPHA) ** np.arange(slots)
+
+
 class NodeTable:
     def __init__(self) -> None:
         self.columns: dict[str, int] = {name: i for i, name in enumerate(_FIXED_COLUMNS)}
@@ -428,9 +434,11 @@ class NodeTable:
         by_age = (newest - np.arange(slots)) % slots  # slot of age 0 (newest), 1, ...
         valid_by_age = valid[:, by_age]
         rank = np.cumsum(valid_by_age, axis=1) - 1  # among the valid ones, 0 the newest
-        weights = DEFAULT_ALPHA * (1 - DEFAULT_ALPHA) ** rank
+        # (1 - alpha)^r looked up, not raised to each rank's power: -1 (no valid sample yet)
+        # takes the last entry, weighed 0 below like every sample not valid.
+        decay = _decay(slots)[rank]
         oldest = rank == (count - 1)[:, None]
-        weights = np.where(oldest, (1 - DEFAULT_ALPHA) ** rank, weights) * valid_by_age
+        weights = np.where(oldest, decay, DEFAULT_ALPHA * decay) * valid_by_age
         return np.einsum("rs,rcs->rc", weights, samples[:, :, by_age])
 
     def copy_usage(self, other: NodeTable) -> None:

@@ -50,6 +50,7 @@ from pinnace.apiserver.auth.node import NodeAuthorizer
 from pinnace.apiserver.auth.policy import node_rules
 from pinnace.apiserver.auth.tokens import ServiceAccountTokens, service_account_issuer
 from pinnace.apiserver.auth.user import UserInfo
+from pinnace.apiserver.binding import AdmittedBindings
 from pinnace.apiserver.create_memo import CreateMemo, Made, Template
 from pinnace.apiserver.custom_metrics import MetricsProvider
 from pinnace.apiserver.event_memo import EventMemo, EventTemplate, MadeEvent
@@ -159,6 +160,8 @@ class APIServer:
         """What pod creates made of their templates."""
         self._event_memo = EventMemo()
         """What the creates of recorders' Events made of their templates."""
+        self.admitted_bindings = AdmittedBindings()
+        """The templates of the in-process scheduler's Bindings that passed admission."""
 
     def _kind_gone(self, kind: Kind) -> None:
         """A custom kind is no longer served as it was: its watches end, as the old storage's

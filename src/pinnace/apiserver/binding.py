@@ -12,15 +12,23 @@ lastTransitionTime if it was True already), as podutil.UpdatePodCondition sets i
 Before BindingREST, the create handler's admission sees the Binding (of `pods` with subresource
 `binding`, or of `bindings`): NamespaceLifecycle refuses one in a namespace that is gone (404) or
 terminating (403), as it refuses any create there.
+
+The Bindings an in-process scheduler sends (`binding_body`) differ in the pod's name and uid and
+the node's name only, which decoding and admission copy or name in their errors only; so that
+a template's Bindings passed decoding, admission and validation is remembered
+(`AdmittedBindings`), keyed as a pod's create is (`create_memo`), and its next Bindings skip
+them: each still has its name compared with the URL's and its node's name checked (validation's
+only rule on what varies), and one that fails those takes the whole way, whose error it is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
 from pinnace.api.decode import as_decoded, decode
-from pinnace.api.objects import Object, meta
+from pinnace.api.objects import Object, Remembered, meta, plain_json
 from pinnace.api.options import WriteOptions
 
 if TYPE_CHECKING:
@@ -37,12 +45,18 @@ async def bind(
     """Bind the pod `name` (from the URL of pods/{name}/binding, or "" for POST .../bindings,
     which binds the pod the Binding names) to the Binding's target node."""
     options = options or WriteOptions()
+    subresource = bool(name)
+    admitted = server.admitted_bindings
+    generation = server.admission.generation(namespace) if options.decoded else None
+    template = admitted.template(namespace, name, body, (server.features, generation))
+    if template is not None and admitted.passed(template):
+        await _assign(server, namespace, body, options, subresource)
+        return dict(STATUS_SUCCESS)
     # The in-process client's own Binding (`binding_body`) is in decoded form already.
     decoded = as_decoded(body, BINDINGS) if options.decoded else decode(body, BINDINGS)
     binding = decoded.obj
     server.check_namespace(BINDINGS, binding, namespace)
     binding_meta = meta(binding)
-    subresource = bool(name)
     if subresource:
         await server.admission.admit("CREATE", PODS, binding, None, "binding")
     else:
@@ -53,6 +67,19 @@ async def bind(
     errs = BINDINGS.validate(binding)
     if errs:
         raise status.invalid("Binding", name, errs)
+    if template is not None and server.admission.generation(namespace) == generation:
+        admitted.remember(template)
+    await _assign(server, namespace, binding, options, subresource)
+    return dict(STATUS_SUCCESS)
+
+
+async def _assign(
+    server: APIServer, namespace: str, binding: Object, options: WriteOptions, subresource: bool
+) -> None:
+    """BindingREST: the admitted and valid `binding` (made through the pods/binding
+    subresource or not) assigns its pod."""
+    binding_meta = meta(binding)
+    name = binding_meta.get("name") or ""
     node = binding["target"]["name"]
     annotations = binding_meta.get("annotations") or {}
     now = server.clock.now_rfc3339()
@@ -87,7 +114,52 @@ async def bind(
         precondition_uid=str(binding_meta.get("uid") or "") if subresource else "",
         precondition_resource_version=str(binding_meta.get("resourceVersion") or ""),
     )
-    return dict(STATUS_SUCCESS)
+
+
+class AdmittedBindings:
+    """The templates of the Bindings admitted and found valid lately: a Binding in
+    `binding_body`'s form with its pod's name, uid and node's name left out, with its
+    namespace, the subresource's name, the feature gates and admission's `generation`."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._passed: Remembered[bool] = Remembered(size)
+
+    @staticmethod
+    def template(
+        namespace: str, name: str, body: Any, context: tuple[Hashable, Hashable]
+    ) -> Hashable | None:
+        """The template of a Binding to the pod `name` ("" for POST .../bindings), with
+        `context` (the feature gates and admission's generation, None for a body that is not
+        the caller's own); None for one the memo does not serve: one whose varying values
+        validation or the URL would refuse."""
+        if context[1] is None or not isinstance(body, dict):
+            return None
+        m, target = body.get("metadata"), body.get("target")
+        if not isinstance(m, dict) or not isinstance(target, dict) or m.keys() - _BOUND_META:
+            return None
+        pod, uid, node = m.get("name"), m.get("uid"), target.get("name")
+        if type(pod) is not str or (name and pod != name) or type(node) is not str or not node:
+            return None
+        if uid is not None and type(uid) is not str:
+            return None
+        stand_ins = {
+            **body,
+            "metadata": {**m, "name": "-", **({} if uid is None else {"uid": "-"})},
+            "target": {**target, "name": "-"},
+        }
+        text = plain_json(stand_ins)
+        if text is None:
+            return None
+        return (text, namespace, bool(name), *context)
+
+    def passed(self, template: Hashable) -> bool:
+        return self._passed.get(template) is not None
+
+    def remember(self, template: Hashable) -> None:
+        self._passed.put(template, True)
+
+
+_BOUND_META = frozenset({"namespace", "name", "uid"})
 
 
 def _binding_conflict(name: str, why: str) -> status.StatusError:

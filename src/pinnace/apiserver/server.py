@@ -4,7 +4,8 @@ components call the same methods and get the same objects, errors and resourceVe
 Create, as kube-apiserver orders it: decode → defaulting → mutating admission → the
 strategy's preparation (uid, creationTimestamp, generateName, status reset) → validation →
 validating admission → store; what a pod's create makes before its quota charge is
-remembered per template (`create_memo`), and its template's next pods are made from that.
+remembered per template (`create_memo`), and its template's next pods are made from that; so
+is what a recorder's Event create makes (`event_memo`).
 Update and patch read the stored object first and write with a resourceVersion precondition,
 so of two writers from the same version exactly one wins. Nothing is stored when any step
 fails.
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pinnace.api import catalog, status
+from pinnace.api.core.event import EVENT
 from pinnace.api.decode import NO_REPEATS, Repeats, Undecodable, as_decoded, decode
 from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
@@ -48,8 +50,10 @@ from pinnace.apiserver.auth.node import NodeAuthorizer
 from pinnace.apiserver.auth.policy import node_rules
 from pinnace.apiserver.auth.tokens import ServiceAccountTokens, service_account_issuer
 from pinnace.apiserver.auth.user import UserInfo
+from pinnace.apiserver.binding import AdmittedBindings
 from pinnace.apiserver.create_memo import CreateMemo, Made, Template
 from pinnace.apiserver.custom_metrics import MetricsProvider
+from pinnace.apiserver.event_memo import EventMemo, EventTemplate, MadeEvent
 from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import etcd_key, kind_prefix, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
@@ -154,6 +158,10 @@ class APIServer:
         from; bounded, as nodes and service accounts come and go in a long run."""
         self._create_memo = CreateMemo()
         """What pod creates made of their templates."""
+        self._event_memo = EventMemo()
+        """What the creates of recorders' Events made of their templates."""
+        self.admitted_bindings = AdmittedBindings()
+        """The templates of the in-process scheduler's Bindings that passed admission."""
 
     def _kind_gone(self, kind: Kind) -> None:
         """A custom kind is no longer served as it was: its watches end, as the old storage's
@@ -346,12 +354,18 @@ class APIServer:
         `json_body`: `body` was parsed from JSON text, so holds JSON's own types only;
         `repeats`: what that text repeats."""
         options = options or WriteOptions()
-        generation = self.admission.generation(namespace) if kind is PODS else None
+        remembered = kind is PODS or kind is EVENT
+        generation = self.admission.generation(namespace) if remembered else None
         template = self._template(kind, namespace, body, options, json_body, repeats, generation)
         if template is not None:
             made = self._create_memo.recall(template)
             if made is not None:
                 return await self._create_from(kind, namespace, template, made, options)
+        event = self._event_template(kind, namespace, body, options, generation)
+        if event is not None:
+            made_event = self._event_memo.recall(event)
+            if made_event is not None:
+                return await self._create_event_from(kind, namespace, event, made_event, options)
         if options.decoded:
             decoded = as_decoded(body, kind)
         else:
@@ -390,8 +404,11 @@ class APIServer:
                 warnings += await self.admission.pod_security(kind, obj, None)
             if self.admission.validates("CREATE", kind):
                 await self.admission.validate("CREATE", kind, obj)
-            if template is not None and self.admission.generation(namespace) == generation:
-                self._create_memo.remember(template, obj, warnings, now)
+            if generation is not None and self.admission.generation(namespace) == generation:
+                if template is not None:
+                    self._create_memo.remember(template, obj, warnings, now)
+                elif event is not None:
+                    self._event_memo.remember(event, obj, warnings)
         except BaseException:
             finish(False)
             raise
@@ -409,7 +426,9 @@ class APIServer:
     ) -> Template | None:
         """A pod create's template (`create_memo`), None for a create the memo does not
         serve; `generation`: admission's."""
-        if generation is None or repeats.fields or repeats.yaml or options.validate_create:
+        if kind is not PODS or generation is None:
+            return None
+        if repeats.fields or repeats.yaml or options.validate_create:
             return None
         context = (
             namespace,
@@ -421,6 +440,39 @@ class APIServer:
             *generation,
         )
         return self._create_memo.template(body, context)
+
+    def _event_template(
+        self,
+        kind: Kind,
+        namespace: str,
+        body: Any,
+        options: WriteOptions,
+        generation: tuple[Hashable, ...] | None,
+    ) -> EventTemplate | None:
+        """An Event create's template (`event_memo`): of a body in the caller's own form only,
+        which no field manager tracks; `generation`: admission's."""
+        if kind is not EVENT or generation is None or not options.decoded:
+            return None
+        if options.field_manager:
+            return None
+        context = (namespace, options.validate_create, self.features, *generation)
+        return self._event_memo.template(body, context)
+
+    async def _create_event_from(
+        self,
+        kind: Kind,
+        namespace: str,
+        template: EventTemplate,
+        made: MadeEvent,
+        options: WriteOptions,
+    ) -> Result:
+        """A create of a template's Event as the pipeline made the template's first: its time
+        read and its uid drawn in the pipeline's order."""
+        now = self.clock.now_rfc3339()
+        obj = made.instance(template, _uuid4(self._random.getrandbits(128)), now)
+        return await self._store_created(
+            kind, namespace, obj, False, [], options, _nothing_to_finish
+        )
 
     async def _create_from(
         self, kind: Kind, namespace: str, template: Template, made: Made, options: WriteOptions

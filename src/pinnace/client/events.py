@@ -20,8 +20,8 @@ import logging
 import sys
 import weakref
 from collections import deque
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, without_empty
@@ -33,6 +33,7 @@ from pinnace.client.interface import Client, PatchType
 from pinnace.clock import Clock, format_time
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 NAME_ATTEMPTS = 8
 _EVENTS = catalog.kind("", "events")
@@ -117,15 +118,20 @@ def name_stamps(clock: Clock) -> NameStamps:
     return stamps
 
 
-async def create_named(client: Client, kind: Kind, event: Object, stamps: NameStamps) -> Object:
-    """Create a new `event`, built in the form decoding gives (`Client.create_own`), its
-    name moved on by a nanosecond while the name is taken (AlreadyExists), at most
-    NAME_ATTEMPTS times."""
+async def create_named(
+    create: Callable[[Kind, str, Object], Awaitable[T]],
+    kind: Kind,
+    event: Object,
+    stamps: NameStamps,
+) -> T:
+    """Create a new `event`, built in the form decoding gives, with `create` (a client's
+    `create_own` or `record_own`), its name moved on by a nanosecond while the name is taken
+    (AlreadyExists), at most NAME_ATTEMPTS times."""
     m = event["metadata"]
     attempts = 1
     while True:
         try:
-            return await client.create_own(kind, m["namespace"], event)
+            return await create(kind, m["namespace"], event)
         except StatusError as e:
             if e.reason != "AlreadyExists" or attempts == NAME_ATTEMPTS:
                 raise
@@ -239,4 +245,4 @@ class EventRecorder:
                     raise
             # gone meanwhile: create it again
             return await self._client.create(_EVENTS, m["namespace"], event)
-        return await create_named(self._client, _EVENTS, event, self._stamps)
+        return await create_named(self._client.create_own, _EVENTS, event, self._stamps)

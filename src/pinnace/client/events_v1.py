@@ -198,7 +198,7 @@ class EventBroadcaster:
         """recordEvent: a new Event is created (under the next free name); a series is
         patched, and created again when gone (and patched again when that finds it back)."""
         if "series" not in event:
-            await create_named(self._client, EVENT_V1, event, self.stamps)
+            await create_named(self._client.record_own, EVENT_V1, event, self.stamps)
             return
         namespace, name = event["metadata"]["namespace"], event["metadata"]["name"]
         patch = {"series": event["series"]}
@@ -279,7 +279,7 @@ def _reference(obj: Mapping[str, Any]) -> Reference:
 
 def _event(key: EventKey, cached: _Cached, series: Series | None) -> Object:
     """The Event of `key` as written: created (no series) or with `series`. As decoded
-    (`create_named` creates it with `create_own`): core/v1's action, reason, message and type
+    (`create_named` creates it with `record_own`): core/v1's action, reason, message and type
     are left out when empty."""
     event_type, action, reason, controller, instance, regarding, related = key
     event: Object = {

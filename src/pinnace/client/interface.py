@@ -100,6 +100,11 @@ class Client(ABC):
         process takes it as it is (decoding it would give it back); over HTTP it is `create`."""
         return await self.create(kind, namespace, obj)
 
+    async def record_own(self, kind: Kind, namespace: str, obj: Object) -> None:
+        """`create_own` for a writer that does not read the answer (a recorder's Event): an
+        API server in the same process is spared its conversion to the version written."""
+        await self.create_own(kind, namespace, obj)
+
     @abstractmethod
     async def update(self, kind: Kind, obj: Object) -> Object:
         """PUT `obj` (namespace and name from its metadata). Its resourceVersion, when set, is

@@ -98,6 +98,14 @@ class LocalClient(Client):
     async def create_own(self, kind: Kind, namespace: str, obj: Object) -> Object:
         return await self._create(kind, namespace, obj, self._own_options)
 
+    async def record_own(self, kind: Kind, namespace: str, obj: Object) -> None:
+        conversion = _conversion(kind)
+        if conversion is None:
+            await self._server.create(kind, namespace, obj, self._own_options)
+            return
+        options = self._options_at(conversion, self._own_options)
+        await self._server.create(conversion.stored, namespace, conversion.to_stored(obj), options)
+
     async def _create(
         self, kind: Kind, namespace: str, obj: Object, options: WriteOptions
     ) -> Object:

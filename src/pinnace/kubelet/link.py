@@ -89,6 +89,10 @@ class Link(Client):
         self._check()
         return await self._client.create_own(kind, namespace, obj)
 
+    async def record_own(self, kind: Kind, namespace: str, obj: Object) -> None:
+        self._check()
+        await self._client.record_own(kind, namespace, obj)
+
     async def update(self, kind: Kind, obj: Object) -> Object:
         self._check()
         return await self._client.update(kind, obj)

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from pinnace.kubelet.behaviour import (
     EPHEMERAL_STORAGE,
@@ -45,8 +44,8 @@ from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.environment import may_fail
 from pinnace.kubelet.eviction_signals import MEMORY_AVAILABLE
 from pinnace.kubelet.runtime import image_id, image_reference
-from pinnace.resources.lists import parse_quantity
 from pinnace.resources.names import MEMORY as MEMORY_RESOURCE
+from pinnace.resources.pod import containers
 from pinnace.scheduler.podinfo import normalized_image_name
 from pinnace.scheduler.profile import Profile
 from pinnace.sim.scenario import USAGE_ANNOTATIONS, Arrivals, FixedRate, Scenario
@@ -129,17 +128,6 @@ def refuse_image_scores(scenario: Scenario, profiles: Iterable[Profile]) -> None
                     "as the nodes list it once pulled: ImageLocality's scores of the nodes "
                     f"holding it {NEEDS_CLUSTER} (an agent's decisions do not read them)"
                 )
-
-
-def _memory_request(container: Mapping[str, Any]) -> int:
-    """The container's memory request in bytes, its limit standing for it when it has none
-    (the API server's defaulting); 0 without either. A LimitRange's default could only raise
-    it."""
-    resources = container.get("resources") or {}
-    for amounts in (resources.get("requests") or {}, resources.get("limits") or {}):
-        if MEMORY_RESOURCE in amounts:
-            return parse_quantity(str(amounts[MEMORY_RESOURCE])).value()
-    return 0
 
 
 def _refuse_node(node: NodeConfig) -> None:
@@ -235,6 +223,9 @@ def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome])
     if "memory" in arrivals.usage:
         highest = {USAGE_ANNOTATIONS["memory"]: str(round(arrivals.usage["memory"].highest))}
         draws = [{**draw, **highest} for draw in draws]
+    # Defaulted from the limits, as the API server defaults them; a LimitRange's default
+    # could only raise them.
+    requests = [c.requests for c in containers(template, "containers")]
     for draw, unknown in itertools.product(draws, unknowns):
         pod = {**template, "metadata": {"annotations": {**annotations, **draw}}}
         try:
@@ -252,7 +243,8 @@ def _refuse_template(at: str, arrivals: Arrivals, unknowns: set[UnknownOutcome])
                     f"{where}.spec.containers[{j}]: ephemeral-storage usage (evictions) "
                     f"{NEEDS_CLUSTER}"
                 )
-            if b.usage.memory.peak > _memory_request(spec["containers"][j]):
+            request = requests[j].get(MEMORY_RESOURCE)
+            if b.usage.memory.peak > (request.value() if request is not None else 0):
                 raise ValueError(
                     f"{where}.spec.containers[{j}]: memory usage above the container's memory "
                     f"request (OOM kills, evictions) {NEEDS_CLUSTER}"

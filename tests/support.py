@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -60,6 +61,33 @@ def run_pinnace(*args: str, timeout: float = 60.0) -> subprocess.CompletedProces
         timeout=timeout,
         check=False,
     )
+
+
+_SET_UP_AND_EXEC = """
+import json, os, resource, signal, sys
+limits, sigint, argv = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3:]
+for name, (soft, hard) in limits.items():
+    resource.setrlimit(getattr(resource, name), (soft, hard))
+if sigint == "default":
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(argv[0], argv)
+"""
+
+
+def set_up_then(
+    argv: Sequence[str],
+    *,
+    limits: Mapping[str, tuple[int, int]] | None = None,
+    default_sigint: bool = False,
+) -> list[str]:
+    """`argv` as a command that first sets these resource limits (by `resource`'s names,
+    RLIMIT_FSIZE: (soft, hard)), and SIGINT back to its default action if asked, then execs it.
+
+    Instead of subprocess's `preexec_fn`: that runs Python in the forked child of this
+    threaded process, where a library's fork handlers (gRPC's, once the etcd tests loaded it
+    in this worker) can abort the child before it starts."""
+    setup = json.dumps(dict(limits or {}))
+    return [sys.executable, "-c", _SET_UP_AND_EXEC, setup, str(default_sigint and "default"), *argv]
 
 
 def run_example(script: Path, *args: str) -> subprocess.CompletedProcess[str]:

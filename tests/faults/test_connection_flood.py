@@ -34,7 +34,7 @@ def open_sockets(cluster: Cluster) -> int:
 def test_readyz_answers_through_a_flood_of_idle_connections(tmp_path: Path) -> None:
     count, hard = scale(1100, 6000), scale(4096, 8192)
     assert count < connections.connection_cap(hard)
-    cluster = launch(tmp_path, open_files=(1024, hard))
+    cluster = launch(tmp_path, limits={"RLIMIT_NOFILE": (1024, hard)})
     host, port = cluster.url.removeprefix("http://").rsplit(":", 1)
     flood: list[socket.socket] = []
     try:

@@ -3,22 +3,21 @@ Python client and plain HTTP."""
 
 from __future__ import annotations
 
-import functools
 import os
 import queue
 import re
-import resource
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 import pytest
+from tests.support import set_up_then
 
 KUBECTL = os.environ.get("KUBECTL", "/usr/bin/kubectl")
 READY_TIMEOUT = 30.0
@@ -55,37 +54,32 @@ def launch(
     workdir: Path,
     *storage: str,
     flags: tuple[str, ...] = (),
-    open_files: tuple[int, int] | None = None,
-    preexec_fn: Callable[[], None] | None = None,
+    limits: Mapping[str, tuple[int, int]] | None = None,
     command: str = "up",
 ) -> Cluster:
     """`pinnace up --port 0 [flags]` (or `pinnace apiserver`, the `command`) in `workdir`
     (memory store unless `storage` says otherwise), returned once it reports readiness;
-    `open_files`: its (soft, hard) RLIMIT_NOFILE; `preexec_fn` runs in the child before it
-    starts (to set another resource limit)."""
-    if open_files is not None:
-        assert preexec_fn is None, "one resource limit at a time"
-        preexec_fn = functools.partial(_limit_open_files, open_files)
+    `limits`: its resource limits by name, e.g. {"RLIMIT_NOFILE": (soft, hard)}."""
     kubeconfig = workdir / "kubeconfig"
     log = open(workdir / "server.log", "a")  # noqa: SIM115
+    argv = [
+        sys.executable,
+        "-m",
+        "pinnace.cli.main",
+        command,
+        "--port",
+        "0",
+        *(storage or ("--in-memory",)),
+        "--kubeconfig",
+        str(kubeconfig),
+        *flags,
+    ]
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pinnace.cli.main",
-            command,
-            "--port",
-            "0",
-            *(storage or ("--in-memory",)),
-            "--kubeconfig",
-            str(kubeconfig),
-            *flags,
-        ],
+        set_up_then(argv, limits=limits),
         stdout=subprocess.PIPE,
         stderr=log,
         text=True,
         cwd=workdir,
-        preexec_fn=preexec_fn,
     )
     log.close()
     assert process.stdout is not None
@@ -108,10 +102,6 @@ def launch(
         process.wait()
     assert ready and url, "pinnace up did not get ready:\n" + (workdir / "server.log").read_text()
     return Cluster(url, kubeconfig, workdir, process, lines)
-
-
-def _limit_open_files(limits: tuple[int, int]) -> None:
-    resource.setrlimit(resource.RLIMIT_NOFILE, limits)
 
 
 def _forward(stream: IO[str], lines: queue.Queue[str | None]) -> None:

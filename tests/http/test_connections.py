@@ -25,7 +25,7 @@ from pinnace.clock import VirtualEventLoop
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A `pinnace up` started with a soft limit of 256 open files and a hard limit of 512."""
-    running = launch(tmp_path_factory.mktemp("limited"), open_files=(256, 512))
+    running = launch(tmp_path_factory.mktemp("limited"), limits={"RLIMIT_NOFILE": (256, 512)})
     yield running
     stop(running)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.http.conftest import launch, stop
-from tests.support import eventually
+from tests.support import eventually, set_up_then
 
 
 def test_sqlite_store_keeps_objects_across_restarts(tmp_path: Path) -> None:
@@ -121,16 +121,12 @@ def test_a_full_disk_is_one_line_naming_the_store_and_what_sqlite_said(
     # A limit on the size of the files it writes (RLIMIT_FSIZE) is a full disk without root:
     # at 8 KiB the store cannot even be set up, at 32 KiB its first objects cannot be written.
     data = tmp_path / "data"
-
-    def full_disk() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
-
+    up = [sys.executable, "-m", "pinnace.cli.main", "up", "--port", "0", "--data-dir", str(data)]
     done = subprocess.run(
-        [sys.executable, "-m", "pinnace.cli.main", "up", "--port", "0", "--data-dir", str(data)],
+        set_up_then(up, limits={"RLIMIT_FSIZE": (kib * 1024, kib * 1024)}),
         capture_output=True,
         text=True,
         timeout=60,
-        preexec_fn=full_disk,
     )
     assert (done.returncode, done.stdout) == (1, "")
     assert "Traceback" not in done.stderr
@@ -142,12 +138,10 @@ def test_a_full_disk_is_one_line_naming_the_store_and_what_sqlite_said(
 def test_a_disk_that_fills_up_is_relayed_to_kubectl_and_fails_readiness(tmp_path: Path) -> None:
     data = tmp_path / "data"
 
-    def small_disk() -> None:
-        # Room for what a start writes (the bootstrap RBAC policy is most of its 0.9 MB),
-        # not for a ConfigMap of 1 MB more.
-        resource.setrlimit(resource.RLIMIT_FSIZE, (1536 * 1024, resource.RLIM_INFINITY))
-
-    cluster = launch(tmp_path, "--data-dir", str(data), preexec_fn=small_disk)
+    # Room for what a start writes (the bootstrap RBAC policy is most of its 0.9 MB), not for a
+    # ConfigMap of 1 MB more.
+    small_disk = {"RLIMIT_FSIZE": (1536 * 1024, resource.RLIM_INFINITY)}
+    cluster = launch(tmp_path, "--data-dir", str(data), limits=small_disk)
     try:
         manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}}
         manifest["data"] = {"a": "x" * 1_000_000}

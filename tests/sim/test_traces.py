@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from tests.http.conftest import launch, stop
 from tests.sim import openb_synthetic
-from tests.support import eventually
+from tests.support import eventually, set_up_then
 
 from pinnace.api import catalog
 from pinnace.clock import Randomness
@@ -426,30 +426,17 @@ def test_the_synthetic_openb_trace_for_the_benchmark_reads_as_a_trace(tmp_path: 
 # --- pinnace record against pinnace up -------------------------------------------------------
 
 
-def _interruptible() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_pinnace_record_against_pinnace_up_then_replayed(tmp_path: Path) -> None:
     cluster = launch(tmp_path, flags=("--nodes", "2"))
     out = tmp_path / "trace.jsonl"
+    record = ["record", "--out", str(out), "--kubeconfig", str(cluster.kubeconfig)]
     recorder = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pinnace.cli.main",
-            "record",
-            "--out",
-            str(out),
-            "--kubeconfig",
-            str(cluster.kubeconfig),
-        ],
+        # Ctrl-C in a terminal: a process started while another thread of this one is in C's
+        # system() inherits SIGINT ignored, and would record on after the interrupt below.
+        set_up_then([sys.executable, "-m", "pinnace.cli.main", *record], default_sigint=True),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # Ctrl-C in a terminal: a process started while another thread of this one is in C's
-        # system() inherits SIGINT ignored, and would record on after the interrupt below.
-        preexec_fn=_interruptible,
     )
     try:
         eventually(lambda: '"kind":"Node"' in _text(out))

@@ -141,7 +141,7 @@ def spread_and_anti_affinity() -> dict[str, Any]:
             "runTime": {"exponential": {"mean": "30s"}},
         },
     ]
-    return scenario(pools, workloads, until="4m")
+    return scenario(pools, workloads, until="3m")
 
 
 @pytest.mark.parametrize("seed", [2, 3])
@@ -569,7 +569,7 @@ def pulled_by_full_name() -> dict[str, Any]:
     ]
     for workload in workloads:
         workload["runTime"] = {"constant": "3m"}
-    return scenario(pools, workloads, until="4m")
+    return scenario(pools, workloads, until="3m")
 
 
 def test_images_the_nodes_list_are_refused_only_where_the_scores_choose() -> None:

@@ -63,7 +63,9 @@ def test_random_clusters_give_the_cluster_engines_episode_step_for_step(
     assert trajectory("scheduler", spec, seed, policy) == cluster
 
 
-def saturated(objects: list[dict[str, Any]] | None = None, **workload: Any) -> dict[str, Any]:
+def saturated(
+    objects: list[dict[str, Any]] | None = None, until: str = "3m", **workload: Any
+) -> dict[str, Any]:
     """Four nodes holding four pods each and pods arriving faster than they finish: the
     queue grows, and a pod is placed when one finishes."""
     pools = [{"name": "pool", "count": 4, "capacity": {"cpu": "2", "memory": "8Gi"}}]
@@ -76,7 +78,7 @@ def saturated(objects: list[dict[str, Any]] | None = None, **workload: Any) -> d
             **workload,
         }
     ]
-    return scenario(pools, workloads, until="3m", objects=objects)
+    return scenario(pools, workloads, until=until, objects=objects)
 
 
 def test_a_saturated_cluster_places_each_pod_when_the_cluster_engine_does() -> None:
@@ -89,7 +91,7 @@ def test_a_saturated_cluster_places_each_pod_when_the_cluster_engine_does() -> N
 
 def test_a_generator_the_api_server_refuses_makes_no_pod_on_either_engine() -> None:
     """One generator's namespace does not exist: each of its creates is refused."""
-    spec = saturated()
+    spec = saturated(until="1m")
     lost = {**spec["spec"]["workloads"][0], "name": "lost"}
     lost["template"] = {**lost["template"], "metadata": {"namespace": "nowhere"}}
     spec["spec"]["workloads"].append(lost)

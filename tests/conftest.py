@@ -34,20 +34,34 @@ LONGEST_FIRST = (
     "tests/gym/test_scheduler_engine.py",
     "tests/http/test_openapi_fuzz.py",
     "tests/http/test_security_e2e.py",
-    "tests/http/test_up_etcd.py",
     "tests/dashboard/test_browser.py",
+    "tests/http/test_up_etcd.py",
     "tests/metrics/test_prometheus_scrape.py",
     "tests/kubelet/test_logging_pod_kubectl.py",
-    "tests/sim/test_compare.py",
     "tests/http/test_up.py",
+    "tests/gym/test_cli.py",
     "tests/http/test_kubectl.py",
+    "tests/http/test_cluster_autoscaler_e2e.py",
+    "tests/http/test_agent_history.py",
+    "tests/http/test_http.py",
+    "tests/sim/test_compare.py",
+    "tests/autoscaler/test_cluster_autoscaler.py",
+    "tests/http/test_controller_manager_process_metrics.py",
     "tests/controllers/test_deployment_kubectl.py",
     "tests/sim/test_cli.py",
-    "tests/http/test_agent_history.py",
-    "tests/gym/test_cli.py",
-    "tests/http/test_controller_manager_process_metrics.py",
+    "tests/http/test_streams_e2e.py",
+    "tests/http/test_scheduler_e2e.py",
+    "tests/gym/test_env.py",
+    "tests/http/test_storage_kubectl.py",
+    "tests/http/test_agent_streams.py",
+    "tests/http/test_component_processes.py",
+    "tests/kubelet/test_up_nodes.py",
+    "tests/plan/test_document.py",
+    "tests/controllers/test_restart_midflight.py",
+    "tests/descheduler/test_cli_evictor.py",
 )
-"""The test files that take longest (a minute or more of a worker on two busy cores)."""
+"""The test files that take longest, longest first (20 s to 2 minutes of a worker each, in a
+run of the whole suite on two cores)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

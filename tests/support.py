@@ -87,7 +87,8 @@ def set_up_then(
     threaded process, where a library's fork handlers (gRPC's, once the etcd tests loaded it
     in this worker) can abort the child before it starts."""
     setup = json.dumps(dict(limits or {}))
-    return [sys.executable, "-c", _SET_UP_AND_EXEC, setup, str(default_sigint and "default"), *argv]
+    sigint = "default" if default_sigint else "inherited"
+    return [sys.executable, "-c", _SET_UP_AND_EXEC, setup, sigint, *argv]
 
 
 def run_example(script: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -571,7 +571,7 @@ def pulled_by_full_name() -> dict[str, Any]:
     ]
     for workload in workloads:
         workload["runTime"] = {"constant": "3m"}
-    return scenario(pools, workloads, until="3m")
+    return scenario(pools, workloads, until="4m")
 
 
 def test_images_the_nodes_list_are_refused_only_where_the_scores_choose() -> None:

@@ -51,6 +51,13 @@ class DeploymentController:
         self._deployments: Informer = informers.informer(DEPLOYMENTS)
         self._replica_sets: Informer = informers.informer(REPLICA_SETS)
         self._pods: Informer = informers.informer(PODS)
+        self._causes: dict[str, int] = {}
+        """Per key, how many times an informer's event has queued it."""
+        self._seen = 0
+        """The key being synced's `_causes` count when its sync began."""
+        self._quiet: dict[str, int] = {}
+        """Keys whose last sync changed nothing and only queued a re-check that decides the
+        same until an event queues the key (`_requeue_stuck`), with the count it saw."""
         self._deployments.add_event_handler(
             on_add=self._enqueue,
             on_update=lambda old, new: self._enqueue(new),
@@ -77,7 +84,9 @@ class DeploymentController:
     # --- event handlers ----------------------------------------------------------------------
 
     def _enqueue(self, deployment: Object) -> None:
-        self._queue.add(object_key(deployment))
+        key = object_key(deployment)
+        self._causes[key] = self._causes.get(key, 0) + 1
+        self._queue.add(key)
 
     def _owner(self, obj: Object) -> Object | None:
         ref = controller_ref(obj)
@@ -120,6 +129,14 @@ class DeploymentController:
         namespace, name = split_key(key)
         cached = self._deployments.get(namespace, name)
         if cached is None:
+            self._causes.pop(key, None)
+            self._quiet.pop(key, None)
+            return
+        self._seen = self._causes.get(key, 0)
+        if self._quiet.pop(key, None) == self._seen:
+            # Nothing it reads has changed: the sync would decide the same again.
+            self._quiet[key] = self._seen
+            self._queue.add_rate_limited(key)
             return
         d = clone(cached)
         selector = as_label_selector(d["spec"].get("selector"))
@@ -586,13 +603,15 @@ class DeploymentController:
         else:
             du.remove_condition(status, du.REPLICA_FAILURE)
         if status == (d.get("status") or {}):
-            self._requeue_stuck(d, status)
+            self._requeue_stuck(d, status, timeless=complete)
             return
         d["status"] = status
         await self._write_status(d)
 
-    def _requeue_stuck(self, d: Object, status: Object) -> None:
-        """Check again when the progress deadline passes."""
+    def _requeue_stuck(self, d: Object, status: Object, *, timeless: bool) -> None:
+        """Check again when the progress deadline passes. `timeless`: the sync that asks
+        checked no deadline (the rollout completed once), so what it decided holds until an
+        event queues the deployment."""
         current = du.condition(status, du.PROGRESSING)
         if not du.has_progress_deadline(d) or current is None:
             return
@@ -604,7 +623,13 @@ class DeploymentController:
             # Due, or within the second: check again soon, but through the rate limiter. A
             # rollout that completed once and then lost pods never times out (v1.32 estimates
             # progress only while rolling out), so this can repeat as long as it lacks them.
-            self._queue.add_rate_limited(object_key(d))
+            # Such a re-check is not run again until an event queues the deployment (its
+            # pods, which Recreate reads, queue it only when deleted), but still goes through
+            # the rate limiter, which all the queue's keys share.
+            key = object_key(d)
+            if timeless and (d["spec"].get("strategy") or {}).get("type") != "Recreate":
+                self._quiet[key] = self._seen
+            self._queue.add_rate_limited(key)
         else:
             self._queue.add_after(object_key(d), after + 1)  # a second for clock skew
 

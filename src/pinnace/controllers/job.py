@@ -93,8 +93,11 @@ from pinnace.controllers.job_pods import (
 from pinnace.controllers.job_success_policy import matched_rule_message
 from pinnace.controllers.job_tracking import FinalizerExpectations, count_uncounted, set_omitempty
 from pinnace.controllers.ownership import (
+    CONTROLLER_UID_INDEX,
     claim,
+    claim_candidates,
     controlled_by,
+    index_pods_by_controller,
     resolve_controller_ref,
     selecting_owners,
 )
@@ -199,6 +202,7 @@ class JobController:
         self._backoff: dict[str, BackoffRecord] = {}
         self._jobs: Informer = informers.informer(JOBS)
         self._pods: Informer = informers.informer(PODS)
+        index_pods_by_controller(self._pods)
         self._jobs.add_event_handler(
             on_add=self._enqueue, on_update=self._job_updated, on_delete=self._job_deleted
         )
@@ -255,9 +259,8 @@ class JobController:
 
     def _cleanup_pod_finalizers(self, job: Object) -> None:
         """Pods of a finished or deleted Job keep no tracking finalizer."""
-        for pod in self._pods.list(job["metadata"]["namespace"]):
-            ref = controller_ref(pod)
-            if ref and ref.get("uid") == job["metadata"]["uid"] and has_tracking_finalizer(pod):
+        for pod in self._pods.by_index(CONTROLLER_UID_INDEX, job["metadata"]["uid"]):
+            if has_tracking_finalizer(pod):
                 self._orphans.add(object_key(pod))
 
     def _owner(self, pod: Object, ref: Object | None = None) -> Object | None:
@@ -586,7 +589,7 @@ class JobController:
         return await claim(
             job,
             as_label_selector(job["spec"].get("selector")),
-            self._pods.list(job["metadata"]["namespace"]),
+            claim_candidates(self._pods, job),
             adopt,
             lambda pod: self._patch_pod(pod, release_patch(pod, job)),
         )

@@ -32,7 +32,8 @@ SelectorOf = Callable[[Object], LabelSelector | None]
 Labels = tuple[tuple[str, str], ...]
 
 CONTROLLER_UID_INDEX = "podControllerUID"
-"""Pods by the uid of their controller, "" for orphans: the pods an owner may claim."""
+"""Pods by the uid of their controller, orphans by `orphan_key` of their namespace: the pods an
+owner may claim."""
 
 
 def resolve_controller_ref(
@@ -123,8 +124,16 @@ def index_pods_by_controller(pods: Informer) -> None:
         pods.add_indexer(CONTROLLER_UID_INDEX, _controller_uid)
 
 
+def orphan_key(namespace: str) -> str:
+    """Where `CONTROLLER_UID_INDEX` files the orphans of `namespace` (a uid has no "/")."""
+    return f"/{namespace}"
+
+
 def _controller_uid(pod: Object) -> list[str]:
-    return [(controller_ref(pod) or {}).get("uid", "")]
+    ref = controller_ref(pod)
+    if ref is None:
+        return [orphan_key(pod["metadata"].get("namespace") or "")]
+    return [ref.get("uid", "")]
 
 
 def claim_candidates(pods: Informer, owner: Object) -> list[Object]:
@@ -133,9 +142,9 @@ def claim_candidates(pods: Informer, owner: Object) -> list[Object]:
     listing the namespace's pods gives `claim` to work on, without reading the others
     (v1.33's ReplicaSet controller finds its pods by this index too)."""
     namespace = owner["metadata"]["namespace"]
-    candidates = pods.by_index(CONTROLLER_UID_INDEX, owner["metadata"]["uid"])
-    candidates += pods.by_index(CONTROLLER_UID_INDEX, "")
-    return [pod for pod in candidates if pod["metadata"]["namespace"] == namespace]
+    owned = pods.by_index(CONTROLLER_UID_INDEX, owner["metadata"]["uid"])
+    candidates = [pod for pod in owned if pod["metadata"]["namespace"] == namespace]
+    return candidates + pods.by_index(CONTROLLER_UID_INDEX, orphan_key(namespace))
 
 
 @dataclass
@@ -176,7 +185,7 @@ class ActivePodGroups:
         meta = new["metadata"]
         labels = meta.get("labels") or {}
         filing = (
-            _controller_uid(new)[0],
+            (controller_ref(new) or {}).get("uid", ""),
             meta.get("namespace") or "",
             tuple(sorted(labels.items())),
         )

@@ -190,6 +190,11 @@ class Evaluator:
             return [], statuses
         count = self.num_candidates(len(potential))
         offset = self.rng.randrange(len(potential))
+        lower = self.table.lower_priority_pods(pod.priority)
+        if not lower[potential].any():
+            # No node has a pod to evict: the first thing SelectVictimsOnNode finds on each.
+            names = map(self.table.names.__getitem__, potential)
+            return [], dict.fromkeys(names, _NO_VICTIMS)
         budgets = _Budgets(self.pod_disruption_budgets)
         order = potential[offset:] + potential[:offset]
         batched = per_node_filters_only(self.profile, state)
@@ -199,7 +204,6 @@ class Evaluator:
             names = map(self.table.names.__getitem__, hopeless)
             statuses.update(zip(names, hopeless.values(), strict=True))
             order = [i for i in order if i not in hopeless]
-        lower = self.table.lower_priority_pods(pod.priority)
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         start = 0

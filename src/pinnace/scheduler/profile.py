@@ -111,9 +111,7 @@ class Profile:
         )
         self.filter = tuple(p for p in serving("filter") if isinstance(p, FilterPlugin))
         # By id: an isinstance test against a Protocol costs microseconds, every failed cycle.
-        self._explain_at_once = {
-            id(p): p for p in self.filter if isinstance(p, NodeStatusesPlugin)
-        }
+        self._explain_at_once = {id(p): p for p in self.filter if isinstance(p, NodeStatusesPlugin)}
         self.post_filter = tuple(
             p for p in serving("post_filter") if isinstance(p, PostFilterPlugin)
         )

@@ -136,13 +136,23 @@ def test_the_world_was_stopped_mid_flight(restarted: Restarted) -> None:
     assert tenant["status"]["phase"] == "Terminating"
 
 
-def web_pods_settled(cluster: Cluster) -> list[dict[str, Any]] | None:
+def web_pods_settled(cluster: Cluster) -> list[dict[str, Any]]:
+    """The web pods once there are REPLICAS of them, all running and none being deleted;
+    otherwise an AssertionError naming each pod's state, which `eventually` shows if it lasts."""
     pods = items(cluster, "pods", "-l", "app=web")
-    settled = len(pods) == REPLICAS and all(
-        p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+    states = sorted(
+        (
+            p["metadata"]["name"],
+            p["status"].get("phase"),
+            p["metadata"].get("deletionTimestamp"),
+            p["spec"].get("nodeName"),
+        )
         for p in pods
     )
-    return pods if settled else None
+    assert len(pods) == REPLICAS and all(
+        phase == "Running" and not deleting for _, phase, deleting, _ in states
+    ), f"web pods (name, phase, deletionTimestamp, node): {states}"
+    return pods
 
 
 def test_the_rolling_update_finishes_on_the_replica_set_it_had_started(

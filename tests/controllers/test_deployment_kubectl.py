@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -289,3 +290,69 @@ def test_a_recreate_rollout_waiting_on_its_old_pods_times_out_naming_the_deploym
     condition = eventually(timed_out, timeout=30)
     assert condition["message"] == 'Deployment "recreated" has timed out progressing.'
     assert cluster.ok("get", "rs", "-l", "app=recreated", "-o", "name").count("\n") == 1
+
+
+APART = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: apart}
+spec:
+  replicas: 2
+  progressDeadlineSeconds: 2
+  selector: {matchLabels: {app: apart}}
+  template:
+    metadata: {labels: {app: apart}}
+    spec:
+      containers: [{name: app, image: "nginx:1.27"}]
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - {labelSelector: {matchLabels: {app: apart}}, topologyKey: kubernetes.io/hostname}
+"""
+
+
+def progressing(cluster: Cluster) -> str:
+    path = '{.status.conditions[?(@.type=="Progressing")]}'
+    condition = json.loads(cluster.ok("get", "deployment", "apart", "-o", f"jsonpath={path}"))
+    return f"{condition['status']} {condition['reason']}"
+
+
+def test_a_completed_rollout_that_loses_a_pod_past_its_deadline_completes_when_it_runs_again(
+    cluster: Cluster,
+) -> None:
+    """v1.32 never times out a rollout that completed once: short of a pod it cannot place,
+    the Deployment is re-checked through the rate limiter, its Progressing condition stays
+    NewReplicaSetAvailable, and it is Available again the moment the pod runs."""
+    cluster.ok("apply", "-f", "-", stdin=APART)
+    cluster.ok("rollout", "status", "deployment/apart", "--timeout=60s")
+    placed = cluster.ok("get", "pods", "-l", "app=apart", "-o", "jsonpath={..nodeName}").split()
+    assert sorted(placed) == ["pinnace-node-1", "pinnace-node-2"]
+    on_second = cluster.ok(
+        "get",
+        "pods",
+        "-l",
+        "app=apart",
+        "--field-selector=spec.nodeName=pinnace-node-2",
+        "-o",
+        "name",
+    )
+    cluster.ok("cordon", "pinnace-node-2")
+    try:
+        cluster.ok("delete", on_second.strip(), "--wait=false")
+        cluster.ok("wait", "deployment/apart", "--for=condition=Available=False", "--timeout=30s")
+        time.sleep(3)  # past the 2 s progress deadline
+        # NewReplicaSetAvailable, or ProgressDeadlineExceeded when a sync saw the replica set
+        # count its replacement pod (updatedReplicas 1 -> 2 is progress): both are v1.32's.
+        assert progressing(cluster) in (
+            "True NewReplicaSetAvailable",
+            "False ProgressDeadlineExceeded",
+        )
+        ready = cluster.ok("get", "deployment", "apart", "-o", "jsonpath={.status.readyReplicas}")
+        assert ready == "1"
+        assert cluster.ok("get", "--raw", "/healthz") == "ok"
+    finally:
+        cluster.ok("uncordon", "pinnace-node-2")
+    cluster.ok("wait", "deployment/apart", "--for=condition=Available=True", "--timeout=30s")
+    status = cluster.ok("rollout", "status", "deployment/apart", "--timeout=30s")
+    assert status.strip().endswith('deployment "apart" successfully rolled out')
+    assert progressing(cluster) == "True NewReplicaSetAvailable"

@@ -38,6 +38,10 @@ class InformerFactory:
                 informer.start()
         return informer
 
+    def informers(self) -> list[Informer]:
+        """The informers made so far."""
+        return list(self._informers.values())
+
     def start(self) -> None:
         self._started = True
         for informer in self._informers.values():

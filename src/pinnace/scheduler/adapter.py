@@ -61,6 +61,7 @@ from pinnace.resources.lists import parse_quantity
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.events import ADD, DELETE, UPDATE, ClusterEvent
+from pinnace.scheduler.failure_memo import FailureMemo
 from pinnace.scheduler.framework import CycleState, ReadsWorkloadUsage
 from pinnace.scheduler.loop import Placer, SchedulingLoop
 from pinnace.scheduler.metrics_api import MetricsLister, read_usage
@@ -174,6 +175,8 @@ class SchedulerService:
         there is usage to read."""
         if node_metrics is not None or metrics_api is not None:
             self.usage = UsageSampling.of(self.core, self.clock, placer)
+        if self.usage is None:  # sampled usage changes what plugins read with no event
+            self._remember_failures()
         self.scheduling = SchedulingLoop(self.core, self.clock, self._handle, placer)
         self._tasks = HeldTasks()
         """Bindings under way."""
@@ -229,6 +232,20 @@ class SchedulerService:
     def _node_deleted(self, node: Object) -> None:
         self.core.delete_node(node["metadata"]["name"])
         self.scheduling.nudge()
+
+    def _remember_failures(self) -> None:
+        """Let the core remember failed cycles while nothing they read changes: it sees its
+        own pods and nodes change; every other informer's events change the plugins'
+        listers."""
+        core = self.core
+
+        def changed(*_: Object) -> None:
+            core.listers_changed()
+
+        for informer in self.factory.informers():
+            if informer is not self.pods and informer is not self.nodes:
+                informer.add_event_handler(changed, changed, changed)
+        core.failures = FailureMemo()
 
     def _connect_preemption(self, stream: Randomness) -> None:
         """Give each preemption plugin its API side: this adapter carries out its decisions,
@@ -401,6 +418,7 @@ class SchedulerService:
         meanwhile, and say why."""
         pod = result.pod
         self.core.profiles[pod.scheduler_name].run_unreserve(CycleState(), pod, node_name)
+        self.core.listers_changed()  # what Unreserve undid
         if self.core.cache.is_assumed(pod.key):
             self.core.cache.forget(pod)
         current = self.pods.get_by_key(pod.key)

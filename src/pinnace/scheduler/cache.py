@@ -24,6 +24,9 @@ class Cache:
         self.table = table if table is not None else NodeTable()
         self._assumed: dict[str, str] = {}  # pod key -> node, bind not yet confirmed
         self._bound: dict[str, str] = {}  # pod key -> node, seen bound by the informer
+        self.version = 0
+        """Counts the changes to the nodes and pods held: a cycle that reads the cache at one
+        version reads what another did at the same version."""
 
     def knows(self, key: str) -> bool:
         """Whether the pod is assumed or bound: it must not be scheduled again."""
@@ -43,6 +46,7 @@ class Cache:
     def assume(self, pod: PodInfo, node_name: str) -> None:
         if self.knows(pod.key):
             raise CacheError(f"pod {pod.key} is in the cache, so can't be assumed")
+        self.version += 1
         self.table.add_pod(pod, node_name)
         self._assumed[pod.key] = node_name
 
@@ -51,12 +55,14 @@ class Cache:
         node_name = self._assumed.pop(pod.key, None)
         if node_name is None:
             raise CacheError(f"pod {pod.key} wasn't assumed so cannot be forgotten")
+        self.version += 1
         self.table.remove_pod(pod.key, node_name)
 
     # Informer events for pods bound to a node.
     def add_pod(self, pod: PodInfo) -> None:
         """The API shows the pod bound: confirm the assumption, or account a pod bound
         elsewhere."""
+        self.version += 1
         placed_on = self._assumed.pop(pod.key, None) or self._bound.get(pod.key)
         if placed_on == pod.node_name:
             self.table.replace_pod(pod, pod.node_name)
@@ -72,14 +78,18 @@ class Cache:
     def remove_pod(self, key: str) -> None:
         node_name = self._bound.pop(key, None) or self._assumed.pop(key, None)
         if node_name is not None:
+            self.version += 1
             self.table.remove_pod(key, node_name)
 
     # Informer events for nodes.
     def add_node(self, node: Mapping[str, Any]) -> None:
+        self.version += 1
         self.table.add_node(node)
 
     def update_node(self, node: Mapping[str, Any]) -> None:
+        self.version += 1
         self.table.add_node(node)
 
     def remove_node(self, name: str) -> None:
+        self.version += 1
         self.table.remove_node(name)

@@ -45,17 +45,21 @@ class Nominator:
     def __init__(self) -> None:
         self._node_of: dict[str, str] = {}
         self._pods: dict[str, dict[str, PodInfo]] = {}  # node name -> pod key -> pod
+        self.version = 0
+        """Counts the changes to the nominations."""
 
     def add(self, pod: PodInfo, node_name: str) -> None:
         """Nominate `pod` to `node_name` (an empty name clears its nomination)."""
         self.delete(pod.key)
         if node_name:
+            self.version += 1
             self._node_of[pod.key] = node_name
             self._pods.setdefault(node_name, {})[pod.key] = pod
 
     def delete(self, key: str) -> None:
         node_name = self._node_of.pop(key, None)
         if node_name is not None:
+            self.version += 1
             pods = self._pods[node_name]
             del pods[key]
             if not pods:

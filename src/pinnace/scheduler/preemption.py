@@ -125,6 +125,8 @@ class Evaluator:
     pod_disruption_budgets: Sequence[Mapping[str, Any]]
     num_candidates: Callable[[int], int]
     rng: random.Random
+    drawn_from: int = 0
+    """How many nodes the search's random start was drawn among (0: none was drawn)."""
 
     def preempt(
         self,
@@ -190,6 +192,7 @@ class Evaluator:
             return [], statuses
         count = self.num_candidates(len(potential))
         offset = self.rng.randrange(len(potential))
+        self.drawn_from = len(potential)
         lower = self.table.lower_priority_pods(pod.priority)
         if not lower[potential].any():
             # No node has a pod to evict: the first thing SelectVictimsOnNode finds on each.

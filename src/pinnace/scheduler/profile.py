@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from pinnace.scheduler.failure_memo import Replay, ReplaysPostFilter
 from pinnace.scheduler.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -112,6 +113,7 @@ class Profile:
         self.filter = tuple(p for p in serving("filter") if isinstance(p, FilterPlugin))
         # By id: an isinstance test against a Protocol costs microseconds, every failed cycle.
         self._explain_at_once = {id(p): p for p in self.filter if isinstance(p, NodeStatusesPlugin)}
+        self._post_filter_ran: tuple[PostFilterPlugin, ...] = ()
         self.post_filter = tuple(
             p for p in serving("post_filter") if isinstance(p, PostFilterPlugin)
         )
@@ -240,8 +242,10 @@ class Profile:
         rejector = ""
         result = None  # a rejecting plugin may still clear the nomination ("")
         timer = state.timer
+        self._post_filter_ran = ()
         for plugin in self.post_filter:
             started = timer.now() if timer else 0.0
+            self._post_filter_ran += (plugin,)
             nominated, status = plugin.post_filter(state, pod, table, diagnosis)
             if timer:
                 timer.observe(plugin.name, POST_FILTER, status, started)
@@ -256,6 +260,17 @@ class Profile:
             reasons += status.reasons
             rejector = rejector or plugin.name
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    def post_filter_replays(self) -> tuple[Replay, ...] | None:
+        """What the PostFilter plugins of the last `run_post_filter` did besides deciding, to
+        do again (`failure_memo`); None when one of them cannot say, or preempted."""
+        replays = []
+        for plugin in self._post_filter_ran:
+            replay = plugin.replay_last() if isinstance(plugin, ReplaysPostFilter) else None
+            if replay is None:
+                return None
+            replays.append(replay)
+        return tuple(replays)
 
     def run_pre_score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray

@@ -42,6 +42,7 @@ from pinnace.scheduler.events import (
     ClusterEvent,
     node_update_events,
 )
+from pinnace.scheduler.failure_memo import Failure, FailureMemo, pod_shape
 from pinnace.scheduler.framework import (
     ERROR_CODE,
     Code,
@@ -229,6 +230,12 @@ class Scheduler:
         self.clock = clock
         self.framework_metrics = FrameworkMetrics(clock.now)
         self.metrics = SchedulerMetrics(self.queue, self.framework_metrics)
+        self.failures: FailureMemo | None = None
+        """Failed cycles remembered while the cluster is unchanged (`failure_memo`): set by
+        whatever feeds the core when it calls `listers_changed` for every change the plugins'
+        listers see."""
+        self._listers_version = 0
+        self._observed: list[tuple[str, Status]] | None = None
 
     @property
     def table(self) -> NodeTable:
@@ -243,6 +250,14 @@ class Scheduler:
     def restore_choices(self, saved: tuple[Any, int]) -> None:
         state, self._next_start_node_index = saved
         self._random.setstate(state)
+
+    def listers_changed(self) -> None:
+        """Something the plugins read besides the cache and the nominations changed (a
+        namespace's labels, a claim, a budget): no remembered failure holds any more."""
+        self._listers_version += 1
+
+    def _as_of(self) -> tuple[int, ...]:
+        return self.cache.version, self.nominator.version, self._listers_version
 
     # Informer events.
     def add_node(self, node: Mapping[str, Any]) -> None:
@@ -321,10 +336,25 @@ class Scheduler:
             started = self.clock.now()
             profile = self.profiles[pod.scheduler_name]
             state = CycleState(timer=self.framework_metrics.timer())
+            memo = self.failures
+            # A pod nominated somewhere may go there: its cycle reads its nomination too.
+            rememberable = memo is not None and not self.nominator.node_of(pod.key)
+            if memo is not None and rememberable and state.timer is None:
+                as_of = self._as_of()
+                shape = None if memo.empty_as_of(as_of) else pod_shape(pod)
+                failure = None if shape is None else memo.get(as_of, pod.scheduler_name, shape)
+                if failure is not None:
+                    return self._account(queued, started, self._fail_again(queued, failure))
+            self._observed = [] if rememberable else None
             try:
                 found = self._find_nodes(profile, state, pod)
             except _FitError as e:
-                return self._account(queued, started, self._fit_error(queued, profile, state, e))
+                result = self._fit_error(queued, profile, state, e)
+                if rememberable and result.status.is_rejected():
+                    self._remember(profile, pod, result, e)
+                return self._account(queued, started, result)
+            finally:
+                self._observed = None
             if isinstance(found, str):
                 result = self._assume(queued, profile, state, found, 1, 1)
                 return self._account(queued, started, result)
@@ -396,6 +426,51 @@ class Scheduler:
         self.queue.add_unschedulable(queued, e.rejected_by)
         return ScheduleResult(
             pod, None, e.status, message, len(self.table), nominated_node_name=nominated
+        )
+
+    def _remember(
+        self, profile: Profile, pod: PodInfo, result: ScheduleResult, e: _FitError
+    ) -> None:
+        """Remember a failed cycle that changed nothing, for the pods of its shape."""
+        assert self.failures is not None and self._observed is not None
+        if result.nominated_node_name:
+            return
+        replays = profile.post_filter_replays() if e.diagnosis is not None else ()
+        shape = pod_shape(pod) if replays is not None else None
+        if replays is None or shape is None:
+            return
+        failure = Failure(
+            result.status,
+            result.message,
+            e.rejected_by,
+            result.nominated_node_name,
+            tuple(self._observed),
+            e.diagnosis is not None and bool(profile.post_filter),
+            replays,
+        )
+        self.failures.put(self._as_of(), profile.scheduler_name, shape, failure)
+
+    def _fail_again(self, queued: QueuedPodInfo, failure: Failure) -> ScheduleResult:
+        """A remembered failure, with what its cycle did besides."""
+        pod = queued.pod
+        profile = self.profiles[pod.scheduler_name]
+        started = self.clock.now()
+        for point, status in failure.observed:
+            self._observe(point, status, profile, started)
+        if failure.preemption_attempted:
+            self.metrics.preemption_attempts += 1
+        for replay in failure.replays:
+            replay()
+        if failure.nominated is not None:
+            self.nominator.add(pod, failure.nominated)
+        self.queue.add_unschedulable(queued, failure.rejected_by)
+        return ScheduleResult(
+            pod,
+            None,
+            failure.status,
+            failure.message,
+            len(self.table),
+            nominated_node_name=failure.nominated,
         )
 
     def _assume(
@@ -493,6 +568,8 @@ class Scheduler:
 
     def _observe(self, point: str, status: Status, profile: Profile, started: float) -> None:
         self.framework_metrics.extension_point(point, status, profile.scheduler_name, started)
+        if self._observed is not None:
+            self._observed.append((point, status))
 
     def _nominated_node_if_fits(
         self, profile: Profile, state: CycleState, pod: PodInfo

@@ -298,7 +298,7 @@ def _spec_key(spec: Any, pod_name: str) -> bytes | tuple[bytes, str] | None:
     read no volume's or mount's name, so the specs known by one text share them too."""
     if not isinstance(spec, dict) or not spec.get("volumes"):
         return plain_json(spec)
-    renamed = _volumes_renamed(spec)
+    renamed = volumes_renamed(spec)
     if renamed is not None:
         return plain_json(renamed)
     text = plain_json(spec)
@@ -308,7 +308,7 @@ def _spec_key(spec: Any, pod_name: str) -> bytes | tuple[bytes, str] | None:
 _MOUNT_LISTS = ("volumeMounts", "volumeDevices")
 
 
-def _volumes_renamed(spec: dict[str, Any]) -> dict[str, Any] | None:
+def volumes_renamed(spec: dict[str, Any]) -> dict[str, Any] | None:
     """The spec with its volumes named by their index in spec.volumes, in the volumes and in
     every container's mounts and devices; None when a name is not a good, distinct DNS label,
     a mount or device names no volume, or a volume is ephemeral (its claim's name is the pod's

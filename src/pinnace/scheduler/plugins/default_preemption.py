@@ -14,8 +14,10 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
+from pinnace.scheduler.failure_memo import Replay
 from pinnace.scheduler.framework import CycleState, Status, error
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.nominator import Nominator
@@ -54,6 +56,7 @@ class DefaultPreemption:
         self._acting = True
         self._profile: Profile | None = None
         self._nominator: Nominator | None = None
+        self._replay: Replay | None = None
 
     def bind_framework(self, profile: Profile, nominator: Nominator) -> None:
         """The framework handle: the profile whose filters to re-run, the nominated pods."""
@@ -62,6 +65,7 @@ class DefaultPreemption:
     def post_filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, diagnosis: Any
     ) -> tuple[str | None, Status]:
+        self._replay = None
         if self._profile is None or self._nominator is None:
             return None, error("DefaultPreemption was not given its framework handle")
         evaluator = Evaluator(
@@ -75,6 +79,9 @@ class DefaultPreemption:
         outcome = evaluator.preempt(
             state, pod, diagnosis.node_statuses, diagnosis.absent_nodes_status
         )
+        if outcome.preemption is None:
+            draws = evaluator.drawn_from
+            self._replay = partial(self.random.randrange, draws) if draws else _nothing
         if outcome.preemption is not None:
             if self._acting:
                 for nominated in outcome.preemption.nominations_to_clear:
@@ -84,6 +91,11 @@ class DefaultPreemption:
         if status.message:
             status = Status(status.code, (f"preemption: {status.message}",))
         return outcome.nominated_node_name, status
+
+    def replay_last(self) -> Replay | None:
+        """The last run's random draw, to make again when its pod fails as it did; None after
+        a run that preempted."""
+        return self._replay
 
     @contextlib.contextmanager
     def dry_run(self) -> Iterator[list[Preemption]]:
@@ -103,6 +115,10 @@ class DefaultPreemption:
         return num_candidates(
             num_nodes, self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute
         )
+
+
+def _nothing() -> None:
+    """A run that drew nothing has nothing to replay."""
 
 
 def _validate(percentage: int, absolute: int) -> None:

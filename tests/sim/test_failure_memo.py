@@ -17,6 +17,8 @@ from pinnace.clock import VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.adapter import SchedulerService
+from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
+from pinnace.scheduler.schedule_one import all_plugins
 from pinnace.sim import Simulation
 from pinnace.sim.simulation import simulated_store
 
@@ -86,27 +88,32 @@ def fails_again(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield counted
 
 
-def run(scenario: dict[str, Any]) -> tuple[bytes, bytes]:
-    """The event log and the scheduler's metrics at the end."""
+def run(scenario: dict[str, Any]) -> tuple[bytes, bytes, object]:
+    """The event log, the scheduler's metrics and its preemption's random stream at the end."""
     out = io.BytesIO()
     with Simulation(scenario, event_log=out) as sim:
         sim.advance()
         metrics = generate_latest(sim.plane.registries["/metrics/scheduler"])
-    return out.getvalue(), metrics
+        assert sim.plane.scheduler is not None
+        [preemption] = [
+            p for p in all_plugins(sim.plane.scheduler.core) if isinstance(p, DefaultPreemption)
+        ]
+    return out.getvalue(), metrics, preemption.random.getstate()
 
 
 def test_an_overloaded_cluster_decides_says_and_counts_as_if_every_cycle_ran(
     monkeypatch: pytest.MonkeyPatch, fails_again: list[int]
 ) -> None:
-    log, metrics = run(overloaded())
+    log, metrics, draws = run(overloaded())
     remembered = fails_again[0]
     monkeypatch.setattr(SchedulerService, "_remember_failures", lambda self: None)
-    log_in_full, metrics_in_full = run(overloaded())
+    log_in_full, metrics_in_full, draws_in_full = run(overloaded())
 
     assert fails_again[0] == remembered  # none more with the memo off
     assert remembered > 500
     assert log == log_in_full
     assert metrics == metrics_in_full
+    assert draws == draws_in_full
     victims = next(
         line
         for line in metrics.decode().splitlines()

@@ -17,8 +17,10 @@ cycle. Cycles that sample plugin durations always run in full.
 
 The pod's shape is what the plugins read of it: its namespace, labels, owners, its spec with
 its volumes named by index (each pod of a template has a kube-api-access volume of its own
-name) and its status's nominated node. Pods whose names reach what a plugin reads (an
-ephemeral volume's claim is named after its pod) have no shape, and always run in full.
+name), its status's nominated node and its requests as the scheduler counts them (with what
+its status shows its containers run with, when it is resized in place). Pods whose names
+reach what a plugin reads (an ephemeral volume's claim is named after its pod) have no shape,
+and always run in full.
 """
 
 from __future__ import annotations
@@ -67,11 +69,7 @@ class FailureMemo:
         self._as_of: tuple[int, ...] = ()
 
     def get(self, as_of: tuple[int, ...], profile: str, shape: bytes) -> Failure | None:
-        if as_of != self._as_of:
-            self._failures.clear()
-            self._as_of = as_of
-            return None
-        return self._failures.get((profile, shape))
+        return self._failures.get((profile, shape)) if as_of == self._as_of else None
 
     def put(self, as_of: tuple[int, ...], profile: str, shape: bytes, failure: Failure) -> None:
         if as_of != self._as_of:
@@ -105,5 +103,7 @@ def pod_shape(pod: PodInfo) -> bytes | None:
             meta.get("ownerReferences"),
             spec,
             status.get("nominatedNodeName"),
+            # What its containers run with counts too, while it is resized in place.
+            sorted(pod.requests.items()),
         )
     )

@@ -416,3 +416,55 @@ def test_a_failure_repeated_on_the_same_pod_version_is_a_series(cluster: Cluster
     assert re.search(
         r"Warning\s+FailedScheduling\s+\S+ \(x2 over \S+\)\s+default-scheduler", described
     )
+
+
+QUEUED = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: queued-{i}
+  labels: {{app: queued}}
+spec:
+  nodeSelector: {{pool: queued}}
+  containers:
+  - name: app
+    image: nginx:1.27
+    resources:
+      requests: {{cpu: 1500m}}
+"""
+
+
+def bound_to_queued_pool(cluster: Cluster) -> list[str]:
+    listing = cluster.ok(
+        "get",
+        "pods",
+        "-l",
+        "app=queued",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName}{'\\n'}{end}",
+    )
+    return sorted(line.split()[0] for line in listing.splitlines() if len(line.split()) == 2)
+
+
+def test_pods_of_one_shape_waiting_for_room_each_get_it_as_it_frees(cluster: Cluster) -> None:
+    """Three pods of one shape, room for one: the other two fail alike (the second as the
+    first did, which the scheduler remembers while nothing changes). Each pod deleted makes
+    room for the next, until all have had the node."""
+    node = NODES.format(i="q").replace("worker-q}", "worker-q, pool: queued}")
+    cluster.ok("apply", "-f", "-", stdin=node)
+    cluster.ok("apply", "-f", "-", stdin="---\n".join(QUEUED.format(i=i) for i in range(3)))
+    had_the_node: list[str] = []
+    for _ in range(3):
+        [running] = eventually(
+            lambda: [p for p in bound_to_queued_pool(cluster) if p not in had_the_node] or None
+        )
+        assert cluster.ok("get", "pod", running, "-o", "jsonpath={.spec.nodeName}") == "worker-q"
+        waiting = [f"queued-{i}" for i in range(3) if f"queued-{i}" not in [*had_the_node, running]]
+        for pod in waiting:
+            failed = eventually(
+                lambda pod=pod: [e for e in events_of(cluster, pod) if e[1] == "FailedScheduling"]
+            )
+            assert "1 Insufficient cpu" in failed[0][2]
+        had_the_node.append(running)
+        cluster.ok("delete", "pod", running, "--grace-period=0", "--force")
+    assert sorted(had_the_node) == ["queued-0", "queued-1", "queued-2"]

@@ -337,21 +337,22 @@ class Scheduler:
             profile = self.profiles[pod.scheduler_name]
             state = CycleState(timer=self.framework_metrics.timer())
             memo = self.failures
-            # A pod nominated somewhere may go there: its cycle reads its nomination too.
-            rememberable = memo is not None and not self.nominator.node_of(pod.key)
-            if memo is not None and rememberable and state.timer is None:
+            if memo is not None and self.nominator.node_of(pod.key):
+                memo = None  # a nominated pod's cycle reads its nomination too
+            if memo is not None and state.timer is None:
                 as_of = self._as_of()
                 shape = None if memo.empty_as_of(as_of) else pod_shape(pod)
-                failure = None if shape is None else memo.get(as_of, pod.scheduler_name, shape)
+                failure = None if shape is None else memo.get(as_of, profile.scheduler_name, shape)
                 if failure is not None:
-                    return self._account(queued, started, self._fail_again(queued, failure))
-            self._observed = [] if rememberable else None
+                    result = self._fail_again(queued, profile, failure)
+                    return self._account(queued, started, result)
+            self._observed = [] if memo is not None else None
             try:
                 found = self._find_nodes(profile, state, pod)
             except _FitError as e:
                 result = self._fit_error(queued, profile, state, e)
-                if rememberable and result.status.is_rejected():
-                    self._remember(profile, pod, result, e)
+                if memo is not None and result.status.is_rejected():
+                    self._remember(memo, profile, pod, result, e)
                 return self._account(queued, started, result)
             finally:
                 self._observed = None
@@ -429,10 +430,15 @@ class Scheduler:
         )
 
     def _remember(
-        self, profile: Profile, pod: PodInfo, result: ScheduleResult, e: _FitError
+        self,
+        memo: FailureMemo,
+        profile: Profile,
+        pod: PodInfo,
+        result: ScheduleResult,
+        e: _FitError,
     ) -> None:
         """Remember a failed cycle that changed nothing, for the pods of its shape."""
-        assert self.failures is not None and self._observed is not None
+        assert self._observed is not None
         if result.nominated_node_name:
             return
         replays = profile.post_filter_replays() if e.diagnosis is not None else ()
@@ -448,12 +454,13 @@ class Scheduler:
             e.diagnosis is not None and bool(profile.post_filter),
             replays,
         )
-        self.failures.put(self._as_of(), profile.scheduler_name, shape, failure)
+        memo.put(self._as_of(), profile.scheduler_name, shape, failure)
 
-    def _fail_again(self, queued: QueuedPodInfo, failure: Failure) -> ScheduleResult:
+    def _fail_again(
+        self, queued: QueuedPodInfo, profile: Profile, failure: Failure
+    ) -> ScheduleResult:
         """A remembered failure, with what its cycle did besides."""
         pod = queued.pod
-        profile = self.profiles[pod.scheduler_name]
         started = self.clock.now()
         for point, status in failure.observed:
             self._observe(point, status, profile, started)

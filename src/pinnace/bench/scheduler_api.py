@@ -4,12 +4,12 @@ is created through the in-process API server (decoding, defaulting, admission, v
 managedFields, the store and its watch fan-out) and bound by the scheduler service through the
 binding subresource, which also records its Scheduled event.
 
-The cluster is the `ControlPlane` on the simulated mode's store (`simulated_store`: objects as
-plain JSON, its window of recent changes, no key settled) and the virtual clock, with the
-scheduler and no controllers, node agents, dashboard or kube-state-metrics (a simulation goes
-without their informers too, and scheduler_perf runs none): nodes are bare Node objects with
-their capacity in their status, as scheduler_perf's hollow nodes are. Every node is scored, as
-in the core benchmark.
+The cluster is the `ControlPlane` on the simulated mode's store (`simulated_store`: its
+latest changes and every live object's latest kept as written, no key settled) and the
+virtual clock, with the scheduler and no controllers, node agents, dashboard or
+kube-state-metrics (a simulation goes without their informers too, and scheduler_perf runs
+none): nodes are bare Node objects with their capacity in their status, as scheduler_perf's
+hollow nodes are. Every node is scored, as in the core benchmark.
 Nodes, namespaces and a workload's initial pods are created and bound first (not timed); then
 the measured pods are created one after another. pods/s counts the measured pods, from the
 first create call to the last binding committed; a pod's latency runs from its create call's

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from pinnace.clock import VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.adapter import SchedulerService
+from pinnace.scheduler.config import parse
 from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
 from pinnace.scheduler.schedule_one import all_plugins
 from pinnace.sim import Simulation
@@ -184,3 +186,42 @@ def test_a_change_only_a_lister_sees_ends_what_was_remembered() -> None:
 
     with VirtualClock() as clock:
         assert clock.run(scenario(clock)) == ["n1", "n1"]
+
+
+USERS_FILTER = '''
+from pinnace.scheduler import NodePlugin, Status
+
+
+class Anything(NodePlugin):
+    """A user's Filter, which may read what no informer tells the scheduler of."""
+
+    name = "Anything"
+
+    def filter_node(self, state, pod, node):
+        return Status()
+'''
+
+
+def test_failures_are_not_remembered_when_a_users_plugin_may_decide_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "users_plugins.py").write_text(USERS_FILTER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    own = parse(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- plugins:\n    filter:\n      enabled:\n"
+        "      - name: users_plugins:Anything\n"
+    )
+    remembers = {}
+    for name, config in (("in-tree", None), ("own", own)):
+        with VirtualClock() as clock:
+            options = ClusterOptions(
+                controllers=False,
+                kube_state_metrics=False,
+                dashboard=False,
+                scheduler_config=config,
+            )
+            plane = ControlPlane(simulated_store(), clock, options)
+            assert plane.scheduler is not None
+            remembers[name] = plane.scheduler.core.failures is not None
+    assert remembers == {"in-tree": True, "own": False}

@@ -61,8 +61,8 @@ from pinnace.resources.lists import parse_quantity
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.events import ADD, DELETE, UPDATE, ClusterEvent
-from pinnace.scheduler.failure_memo import FailureMemo
-from pinnace.scheduler.framework import CycleState, ReadsWorkloadUsage
+from pinnace.scheduler.failure_memo import FailureMemo, in_tree
+from pinnace.scheduler.framework import CycleState, Plugin, ReadsWorkloadUsage
 from pinnace.scheduler.loop import Placer, SchedulingLoop
 from pinnace.scheduler.metrics_api import MetricsLister, read_usage
 from pinnace.scheduler.plugins.default_binder import Binding
@@ -175,7 +175,9 @@ class SchedulerService:
         there is usage to read."""
         if node_metrics is not None or metrics_api is not None:
             self.usage = UsageSampling.of(self.core, self.clock, placer)
-        if self.usage is None:  # sampled usage changes what plugins read with no event
+        # Sampled usage changes what plugins read with no event; a user's plugin may read
+        # anything.
+        if self.usage is None and all(map(in_tree, self._deciding_failures())):
             self._remember_failures()
         self.scheduling = SchedulingLoop(self.core, self.clock, self._handle, placer)
         self._tasks = HeldTasks()
@@ -232,6 +234,14 @@ class SchedulerService:
     def _node_deleted(self, node: Object) -> None:
         self.core.delete_node(node["metadata"]["name"])
         self.scheduling.nudge()
+
+    def _deciding_failures(self) -> list[Plugin]:
+        """The plugins whose verdicts make a failed cycle: PreFilter, Filter, PostFilter."""
+        return [
+            plugin
+            for profile in self.core.profiles.values()
+            for plugin in (*profile.pre_filter, *profile.filter, *profile.post_filter)
+        ]
 
     def _remember_failures(self) -> None:
         """Let the core remember failed cycles while nothing they read changes: it sees its

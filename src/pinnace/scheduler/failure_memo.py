@@ -13,7 +13,9 @@ to any of those, without preempting anyone or being nominated anywhere, this pod
 as it did: the memo gives that outcome, and the cycle's other effects are replayed (the
 extension points' metrics, PostFilter's random draws, the preemption attempt counted), so the
 scheduler's decisions, events, conditions, metrics and random streams are those of running the
-cycle. Cycles that sample plugin durations always run in full.
+cycle. Cycles that sample plugin durations always run in full, and a scheduler with a user's
+PreFilter, Filter or PostFilter plugin (which may read anything) or with plugins reading
+sampled usage (which changes with no event) remembers nothing.
 
 The pod's shape is what the plugins read of it: its namespace, labels, owners, its spec with
 its volumes named by index (each pod of a template has a kube-api-access volume of its own
@@ -61,12 +63,29 @@ class Failure:
     replays: tuple[Replay, ...]
 
 
+SHAPES_KEPT = 65536
+"""Pods whose shape is kept, at most: a pending pod is tried again and again as it was."""
+
+
 class FailureMemo:
     """The failures of the cycles run since the cluster last changed, by profile and shape."""
 
     def __init__(self) -> None:
         self._failures: dict[tuple[str, bytes], Failure] = {}
         self._as_of: tuple[int, ...] = ()
+        # By pod key, the pod object a shape was made of, and the shape.
+        self._shapes: dict[str, tuple[Mapping[str, Any], bytes | None]] = {}
+
+    def shape(self, pod: PodInfo) -> bytes | None:
+        """`pod_shape(pod)`, made once for each version of the pod."""
+        known = self._shapes.get(pod.key)
+        if known is not None and known[0] is pod.pod:
+            return known[1]
+        shape = pod_shape(pod)
+        if len(self._shapes) >= SHAPES_KEPT:
+            self._shapes.clear()
+        self._shapes[pod.key] = (pod.pod, shape)
+        return shape
 
     def get(self, as_of: tuple[int, ...], profile: str, shape: bytes) -> Failure | None:
         return self._failures.get((profile, shape)) if as_of == self._as_of else None
@@ -80,6 +99,15 @@ class FailureMemo:
     def empty_as_of(self, as_of: tuple[int, ...]) -> bool:
         """Whether no failure is remembered for the cluster as it is now."""
         return as_of != self._as_of or not self._failures
+
+
+IN_TREE = "pinnace.scheduler.plugins."
+
+
+def in_tree(plugin: object) -> bool:
+    """Whether the plugin is one of Pinnace's own, which read only the cache, the nominations,
+    their listers and the pod (a user's plugin, `module:Class`, may read anything)."""
+    return type(plugin).__module__.startswith(IN_TREE)
 
 
 def pod_shape(pod: PodInfo) -> bytes | None:

@@ -42,7 +42,7 @@ from pinnace.scheduler.events import (
     ClusterEvent,
     node_update_events,
 )
-from pinnace.scheduler.failure_memo import Failure, FailureMemo, pod_shape
+from pinnace.scheduler.failure_memo import Failure, FailureMemo
 from pinnace.scheduler.framework import (
     ERROR_CODE,
     Code,
@@ -341,7 +341,7 @@ class Scheduler:
                 memo = None  # a nominated pod's cycle reads its nomination too
             if memo is not None and state.timer is None:
                 as_of = self._as_of()
-                shape = None if memo.empty_as_of(as_of) else pod_shape(pod)
+                shape = None if memo.empty_as_of(as_of) else memo.shape(pod)
                 failure = None if shape is None else memo.get(as_of, profile.scheduler_name, shape)
                 if failure is not None:
                     result = self._fail_again(queued, profile, failure)
@@ -442,7 +442,7 @@ class Scheduler:
         if result.nominated_node_name:
             return
         replays = profile.post_filter_replays() if e.diagnosis is not None else ()
-        shape = pod_shape(pod) if replays is not None else None
+        shape = memo.shape(pod) if replays is not None else None
         if replays is None or shape is None:
             return
         failure = Failure(

@@ -13,7 +13,9 @@ to any of those, without preempting anyone or being nominated anywhere, this pod
 as it did: the memo gives that outcome, and the cycle's other effects are replayed (the
 extension points' metrics, PostFilter's random draws, the preemption attempt counted), so the
 scheduler's decisions, events, conditions, metrics and random streams are those of running the
-cycle. Cycles that sample plugin durations always run in full, and a scheduler with a user's
+cycle. A cycle that samples plugin durations is served only by a failure whose cycle sampled
+them too (the same plugins' runs are observed again); else it runs in full and leaves one that
+did. A scheduler with a user's
 PreFilter, Filter or PostFilter plugin (which may read anything) or with plugins reading
 sampled usage (which changes with no event) remembers nothing.
 
@@ -34,6 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 from pinnace.api.core.pod_validation import volumes_renamed
 from pinnace.api.objects import plain_json
 from pinnace.scheduler.framework import Status
+from pinnace.scheduler.plugin_metrics import PluginRun
 from pinnace.scheduler.podinfo import PodInfo
 
 Replay = Callable[[], object]
@@ -61,6 +64,8 @@ class Failure:
     """The extension points' statuses, in the order the cycle observed them."""
     preemption_attempted: bool
     replays: tuple[Replay, ...]
+    plugin_runs: tuple[PluginRun, ...] | None
+    """The plugins' runs, when the cycle sampled their durations (None when it did not)."""
 
 
 SHAPES_KEPT = 65536

@@ -59,6 +59,34 @@ class PluginTimer:
         code = status if isinstance(status, Code) else status.code
         self._durations.observe((plugin, point, CODE_NAMES[code]), self.now() - started)
 
+    def recording(self) -> RecordingTimer:
+        """This timer, keeping what it observes to observe again (`failure_memo`)."""
+        return RecordingTimer(self.now, self._durations)
+
+
+PluginRun = tuple[str, str, Code]
+"""A plugin's run as a timer observes it: the plugin, the extension point, the code."""
+
+
+class RecordingTimer(PluginTimer):
+    """A timer that keeps the runs it observes, in order, and observes such runs again."""
+
+    __slots__ = ("runs",)
+
+    def __init__(self, now: Callable[[], float], durations: HistogramVec) -> None:
+        super().__init__(now, durations)
+        self.runs: list[PluginRun] = []
+
+    def observe(self, plugin: str, point: str, status: Status | Code, started: float) -> None:
+        code = status if isinstance(status, Code) else status.code
+        self.runs.append((plugin, point, code))
+        super().observe(plugin, point, code, started)
+
+    def observe_again(self, runs: tuple[PluginRun, ...]) -> None:
+        started = self.now()
+        for plugin, point, code in runs:
+            super().observe(plugin, point, code, started)
+
 
 class FrameworkMetrics:
     """The two duration families of one scheduler, and which cycles sample plugins."""

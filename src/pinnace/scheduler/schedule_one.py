@@ -68,6 +68,8 @@ from pinnace.scheduler.plugin_metrics import (
     PRE_SCORE,
     SCORE,
     FrameworkMetrics,
+    PluginTimer,
+    RecordingTimer,
 )
 from pinnace.scheduler.podinfo import PodInfo, pod_key
 from pinnace.scheduler.profile import FilterTrace, Profile, Ranked
@@ -335,24 +337,27 @@ class Scheduler:
                 continue
             started = self.clock.now()
             profile = self.profiles[pod.scheduler_name]
-            state = CycleState(timer=self.framework_metrics.timer())
+            timer = self.framework_metrics.timer()
             memo = self.failures
             if memo is not None and self.nominator.node_of(pod.key):
                 memo = None  # a nominated pod's cycle reads its nomination too
-            if memo is not None and state.timer is None:
+            if memo is not None:
+                if timer is not None:
+                    timer = timer.recording()
                 as_of = self._as_of()
                 shape = None if memo.empty_as_of(as_of) else memo.shape(pod)
                 failure = None if shape is None else memo.get(as_of, profile.scheduler_name, shape)
-                if failure is not None:
-                    result = self._fail_again(queued, profile, failure)
+                if failure is not None and (timer is None or failure.plugin_runs is not None):
+                    result = self._fail_again(queued, profile, failure, timer)
                     return self._account(queued, started, result)
+            state = CycleState(timer=timer)
             self._observed = [] if memo is not None else None
             try:
                 found = self._find_nodes(profile, state, pod)
             except _FitError as e:
                 result = self._fit_error(queued, profile, state, e)
                 if memo is not None and result.status.is_rejected():
-                    self._remember(memo, profile, pod, result, e)
+                    self._remember(memo, profile, pod, result, e, timer)
                 return self._account(queued, started, result)
             finally:
                 self._observed = None
@@ -436,6 +441,7 @@ class Scheduler:
         pod: PodInfo,
         result: ScheduleResult,
         e: _FitError,
+        timer: PluginTimer | None,
     ) -> None:
         """Remember a failed cycle that changed nothing, for the pods of its shape."""
         assert self._observed is not None
@@ -453,14 +459,22 @@ class Scheduler:
             tuple(self._observed),
             e.diagnosis is not None and bool(profile.post_filter),
             replays,
+            tuple(timer.runs) if isinstance(timer, RecordingTimer) else None,
         )
         memo.put(self._as_of(), profile.scheduler_name, shape, failure)
 
     def _fail_again(
-        self, queued: QueuedPodInfo, profile: Profile, failure: Failure
+        self,
+        queued: QueuedPodInfo,
+        profile: Profile,
+        failure: Failure,
+        timer: RecordingTimer | None,
     ) -> ScheduleResult:
-        """A remembered failure, with what its cycle did besides."""
+        """A remembered failure, with what its cycle did besides; `timer`: the sampling one,
+        when this cycle samples the plugins' durations."""
         pod = queued.pod
+        if timer is not None and failure.plugin_runs is not None:
+            timer.observe_again(failure.plugin_runs)
         started = self.clock.now()
         for point, status in failure.observed:
             self._observe(point, status, profile, started)

@@ -15,9 +15,14 @@ extension points' metrics, PostFilter's random draws, the preemption attempt cou
 scheduler's decisions, events, conditions, metrics and random streams are those of running the
 cycle. A cycle that samples plugin durations is served only by a failure whose cycle sampled
 them too (the same plugins' runs are observed again); else it runs in full and leaves one that
-did. A scheduler with a user's
-PreFilter, Filter or PostFilter plugin (which may read anything) or with plugins reading
-sampled usage (which changes with no event) remembers nothing.
+did. A scheduler with a user's PreFilter, Filter or PostFilter plugin (which may read
+anything) or with plugins reading sampled usage (which changes with no event) remembers
+nothing.
+
+What it changes from kube-scheduler is only durations: a remembered cycle takes next to no
+time, and its extension points and sampled plugin runs are observed as taking what it took. On
+the virtual clock every duration is zero either way; live, the duration histograms' sums are
+smaller than running every cycle would make them, their counts the same.
 
 The pod's shape is what the plugins read of it: its namespace, labels, owners, its spec with
 its volumes named by index (each pod of a template has a kube-api-access volume of its own

@@ -261,7 +261,12 @@ def test_the_requester_decides_pod_security_exemptions(cluster: Cluster) -> None
     assert cluster.run(create_as("someone", pod("someone"))).warnings != []
 
 
-def test_a_stored_pod_shares_nothing_with_the_next(cluster: Cluster) -> None:
+def test_the_memo_keeps_no_part_of_a_request_or_of_the_pods_the_pipeline_made(
+    cluster: Cluster,
+) -> None:
+    """The pods the memo makes share what does not vary with each other (stored objects are
+    read-only), but nothing with a caller's body or with the pods whose pipeline it learnt
+    from: changing those, against the rules, leaves the next pod as it would be."""
     body = pod("first")
     first = cluster.create(body)
     second = cluster.create(pod("second"))

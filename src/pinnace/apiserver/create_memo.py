@@ -23,8 +23,11 @@ remembered: a template's error is worked out again, as its wording names the pod
 passes the pipeline and then fails on its quota charge or a name taken is remembered: the memo
 holds only what the pipeline made, which the charge and the write do not change.)
 
-The memo holds JSON text only, and each pod is made from it anew: no stored object shares any
-part of the memo.
+Each pod is a new object that shares with the memo every part the pod's own values are not
+in (its containers' resources, its tolerations, its status...): stored objects are read-only
+(`pinnace.store.interface`), so what pods share nobody changes, and a pod costs a few small dicts
+instead of a parse of the whole template. The memo's object is its own, parsed from the
+pipeline's, never the first pod's stored object.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ class Template(NamedTuple):
 class Made:
     """What the pipeline made of a template, with the first pod's own values in it."""
 
-    text: bytes
+    template: Object
+    """The pod as the pipeline made it, shared with every pod made of it: never changed."""
     warnings: tuple[str, ...]
     generate: bool
     account: str
@@ -71,19 +75,30 @@ class Made:
     """The managedFields entries stamped with the create's time."""
 
     def instance(self, name: str, uid: str, now: str, token_volume_name: str) -> Object:
-        """A new pod of the template, with its own values."""
-        obj: Object = orjson.loads(self.text)
-        m = obj["metadata"]
-        m["name"] = name
-        m["uid"] = uid
-        m["creationTimestamp"] = now
-        for i in self.timed_entries:
-            m["managedFields"][i]["time"] = now
+        """A new pod of the template, with its own values: new dicts and lists down to each of
+        them, the rest shared."""
+        template = self.template
+        m = {**template["metadata"], "name": name, "uid": uid, "creationTimestamp": now}
+        if self.timed_entries:
+            entries = m["managedFields"] = list(m["managedFields"])
+            for i in self.timed_entries:
+                entries[i] = {**entries[i], "time": now}
+        obj = {**template, "metadata": m}
         if self.token_volume is not None:
-            spec = obj["spec"]
-            spec["volumes"][self.token_volume] = token_volume(token_volume_name)
+            shared = template["spec"]
+            spec = obj["spec"] = {**shared}
+            volumes = spec["volumes"] = list(shared["volumes"])
+            volumes[self.token_volume] = token_volume(token_volume_name)
             for group, ci, mi in self.token_mounts:
-                spec[group][ci]["volumeMounts"][mi]["name"] = token_volume_name
+                containers = spec[group]
+                if containers is shared[group]:
+                    containers = spec[group] = list(containers)
+                container = containers[ci]
+                if container is shared[group][ci]:
+                    mounts = list(container["volumeMounts"])
+                    container = containers[ci] = {**container, "volumeMounts": mounts}
+                mounts = container["volumeMounts"]
+                mounts[mi] = {**mounts[mi], "name": token_volume_name}
         return obj
 
 
@@ -162,7 +177,7 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
             return None
     account = "" if is_mirror_pod(obj) else spec.get("serviceAccountName")
     return Made(
-        text,
+        orjson.loads(text),
         tuple(warnings),
         not template.name,
         account if isinstance(account, str) else "",

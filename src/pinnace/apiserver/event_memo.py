@@ -52,17 +52,16 @@ class EventTemplate(NamedTuple):
 class MadeEvent:
     """What the pipeline made of a template, with the first Event's own values in it."""
 
-    text: bytes
+    event: Object
+    """The Event as the pipeline made it, shared with every Event made of it: never changed."""
 
     def instance(self, template: EventTemplate, uid: str, now: str) -> Object:
-        """A new Event of the template, with its own values."""
-        obj: Object = orjson.loads(self.text)
-        m = obj["metadata"]
-        m["name"] = template.name
-        m["uid"] = uid
-        m["creationTimestamp"] = now
-        obj["eventTime"] = template.event_time
-        obj["involvedObject"].update(template.regarding)
+        """A new Event of the template, with its own values: a new object sharing the rest
+        (stored objects are read-only, `pinnace.store.interface`)."""
+        event = self.event
+        m = {**event["metadata"], "name": template.name, "uid": uid, "creationTimestamp": now}
+        obj = {**event, "metadata": m, "eventTime": template.event_time}
+        obj["involvedObject"] = {**event["involvedObject"], **dict(template.regarding)}
         if template.note is not None:
             obj["message"] = template.note
         return obj
@@ -145,4 +144,4 @@ def _made(template: EventTemplate, obj: Object) -> MadeEvent | None:
     text = orjson.dumps(obj)
     if any(text.count(orjson.dumps(value)) != 1 for value in own):
         return None
-    return MadeEvent(text)
+    return MadeEvent(orjson.loads(text))

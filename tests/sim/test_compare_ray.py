@@ -1,6 +1,11 @@
 """A comparison's runs as Ray tasks (`pinnace simulate --compare … --ray`, pinnace.sim.compare_ray):
 a grid of 2 variants × 2 seeds of test_compare.py's tiny scenario on a local Ray of 2 CPUs
-gives the comparison the runs give one after another in this process, event log for event log."""
+gives the comparison the runs give one after another in this process, event log for event log.
+
+The sweep runs as a user runs it, `pinnace` in a process of its own. Ray forks its servers
+running Python in the child; in a test worker that earlier ran the etcd tests, gRPC's threads
+(aetcd's) can hold a lock across that fork, and the GCS server then never starts (both tries
+timed out in a fresh-clone CI run)."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.sim.test_compare import files, without_wall_times  # noqa: F401
+from tests.support import run_pinnace
 
 from pinnace.cli.main import main
 from pinnace.sim import compare_ray
@@ -28,14 +34,14 @@ VARIANTS = """\
 def test_a_sweep_on_a_local_ray_is_the_local_comparison(
     files: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(files)
     (files / "grid.yaml").write_text(VARIANTS)
     command = ["simulate", "tiny.yaml", "--compare", "grid.yaml", "--seed-list", "1,2"]
     # A local Ray of 2 CPUs, without its dashboard, started for the comparison and stopped.
-    assert main([*command, "--ray", "--jobs", "2", "--json"]) == 0
-    found = json.loads(capsys.readouterr().out)
+    done = run_pinnace(*command, "--ray", "--jobs", "2", "--json", timeout=300)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
     local = compare(files / "tiny.yaml", files / "grid.yaml", [1, 2], jobs=1).summary
     assert without_wall_times(found) == without_wall_times(local)
     logs = [run["eventLogSha256"] for run in found["runs"]]

@@ -20,6 +20,7 @@ from pinnace.apiserver.admission.pod_security_levels import Configuration
 from pinnace.apiserver.auth.user import UserInfo
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.server import APIServer, Result
+from pinnace.client.interface import PatchType
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.store import MemoryStore
 
@@ -294,3 +295,23 @@ def test_a_bad_name_is_refused_for_a_remembered_template(cluster: Cluster) -> No
     assert refused.code == 422
     assert refused.details is not None
     assert [c["field"] for c in refused.details["causes"]] == ["metadata.name"]
+
+
+def test_patching_a_pod_of_a_template_leaves_its_siblings_as_they_were(cluster: Cluster) -> None:
+    """Pods the memo makes share their unchanging parts; a write to one of them through the
+    API changes that pod only."""
+    made = [cluster.create(pod(f"p-{i}")).obj for i in range(4)]
+    before = orjson.dumps(made[3])
+    patch = {
+        "metadata": {"labels": {"app": "changed"}},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]},
+    }
+    patched = cluster.run(
+        cluster.server.patch(PODS, "a", "p-2", PatchType.STRATEGIC_MERGE, patch)
+    ).obj
+    assert patched["spec"]["containers"][0]["image"] == "nginx:1.28"
+    assert patched["metadata"]["labels"] == {"app": "changed"}
+    assert orjson.dumps(cluster.run(cluster.server.get(PODS, "a", "p-3"))) == before
+    fifth = cluster.create(pod("p-4")).obj
+    assert fifth["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert fifth["metadata"]["labels"] == {"app": "web"}

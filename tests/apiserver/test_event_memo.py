@@ -21,6 +21,7 @@ from pinnace.store import MemoryStore
 
 NAMESPACES = catalog.kind("", "namespaces")
 EVENTS = catalog.kind("", "events")
+_NOW = "the time of the create"
 
 
 def event(name: str, note: str | None, regarding: str = "web-1", **more: Any) -> dict[str, Any]:
@@ -48,6 +49,34 @@ def event(name: str, note: str | None, regarding: str = "web-1", **more: Any) ->
     if note is not None:
         made["note"] = note
     return made
+
+
+def legacy(name: str, host: str, stamp: str, **more: Any) -> dict[str, Any]:
+    """A core/v1 Event as `pinnace.client.events` builds it, for a kubelet on `host`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": "a"},
+        "involvedObject": {
+            "kind": "Pod",
+            "namespace": "a",
+            "name": name.split(".")[0],
+            "uid": f"uid-{name}",
+            "apiVersion": "v1",
+            "resourceVersion": "9",
+            "fieldPath": "spec.containers{app}",
+        },
+        "reason": "Started",
+        "message": "Started container app",
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+        "type": "Normal",
+        "source": {"component": "kubelet", "host": host},
+        "reportingComponent": "kubelet",
+        "reportingInstance": host,
+        **more,
+    }
 
 
 def _writes(memo: bool) -> tuple[list[Any], bytes]:
@@ -79,10 +108,25 @@ def _writes(memo: bool) -> tuple[list[Any], bytes]:
                 event(f"web-{i}.a{i}", "unknown type", type="Odd"),
                 {**event(f"web-{i}.b{i}", "other namespace"), "metadata": {"name": "b.1"}},
             ]
+            now = _NOW  # the time of the create
+            earlier = "2025-12-31T23:59:59Z"
+            bodies += [
+                legacy(f"web-{i}.c{i}", f"node-{i}", now),
+                legacy(f"web-{i}.d{i}", f"node-{i}", earlier),
+                legacy(f"web-{i}.e{i}", f"node-{i}", earlier, lastTimestamp=now),
+                legacy(f"web-{i}.f{i}", "n" * 129, earlier),  # any instance without eventTime
+                legacy(f"web-{i}.g{i}", "n" * 129, earlier, eventTime=now),  # too long
+                legacy(f"web-{i}.h{i}", f"node-{i}", earlier, source={"component": "kubelet"}),
+                legacy(f"web-{i}.i{i}", f"web-{i}.i{i}", earlier),  # the host is the name
+                legacy(f"web-{i}.j{i}", f"node-{i}", earlier, metadata={"namespace": "a"}),
+            ]
         for body in bodies:
+            stamp = orjson.dumps(server.clock.now_rfc3339())
+            body = orjson.loads(orjson.dumps(body).replace(orjson.dumps(_NOW), stamp))
             namespace = body["metadata"].get("namespace", "b")
+            kind = EVENTS if body["apiVersion"] == "v1" else EVENT_V1
             try:
-                answers.append(await client.create_own(EVENT_V1, namespace, body))
+                answers.append(await client.create_own(kind, namespace, body))
             except StatusError as e:
                 answers.append((e.code, e.reason, str(e), e.details))
             await asyncio.sleep(0.7)
@@ -100,7 +144,7 @@ def test_each_event_is_made_as_if_it_were_the_only_one() -> None:
     # as JSON text: the same fields in the same order
     assert orjson.dumps(remembered) == orjson.dumps(alone)
     assert stored == alone_stored
-    assert sum(isinstance(answer, tuple) for answer in remembered) == 3 * 7
+    assert sum(isinstance(answer, tuple) for answer in remembered) == 3 * 9
 
 
 def test_the_memo_serves_a_recorders_events(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,4 +157,4 @@ def test_the_memo_serves_a_recorders_events(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(APIServer, "_create_event_from", counted)
     _writes(memo=True)
-    assert len(served) >= 8
+    assert len(served) >= 16

@@ -1,51 +1,62 @@
 """What an Event's create pipeline made of a recorder's Event, remembered: the Events one
-component records for one reason (a scheduler's Scheduled, a kubelet's Pulled) differ in their
-name, eventTime, note and the object they regard (its name, uid and resourceVersion) only, and
-decoding (of a body in the caller's own form), defaulting, admission, the strategy's preparation
-and core's and events.k8s.io's validation give each of them the same Event but for those values,
-the uid and the creationTimestamp.
+component records for one reason (a scheduler's Scheduled, a kubelet's Started) differ in their
+own values only: their name, their times (eventTime, or a core/v1 Event's firstTimestamp and
+lastTimestamp), note, reporting instance and source host, and the object they regard (its name,
+uid and resourceVersion). Decoding (of a body in the caller's own form), defaulting, admission,
+the strategy's preparation and core's and events.k8s.io's validation give each of them the same
+Event but for those values, the uid and the creationTimestamp.
 
-Those varying values are copied, never read, but by validation: the name is a DNS subdomain
-(ValidateObjectMeta; rest.BeforeCreate's path segment check passes every such name), eventTime
-is set and the note takes at most NOTE_LENGTH_LIMIT bytes (legacy ValidateEventCreate). A
-request whose values would fail a check is not served by the memo, so its error is the
-pipeline's; nor is one in another form than a recorder's (metadata of a name and namespace, the
-varying values strings).
+Those values are copied, never read, but by validation, which a value passes alike for every
+value the memo takes: the name is a DNS subdomain (ValidateObjectMeta; rest.BeforeCreate's path
+segment check passes every such name); eventTime, firstTimestamp, lastTimestamp, the reporting
+instance and the source host are checked to be set or unset (so each is an own value only when
+it is a non-empty string, and is part of the key otherwise); the reporting instance takes at
+most REPORTING_INSTANCE_LENGTH_LIMIT bytes and the note at most NOTE_LENGTH_LIMIT (legacy
+ValidateEventCreate). A request whose values would fail a check is not served by the memo, so
+its error is the pipeline's; nor is one in another form than a recorder's (metadata of a name
+and namespace, the own values strings).
 
-What else decides the answer is in the key, as for pods (`create_memo`): the body but its
-varying values, its namespace, the version's own validation, the feature gates and admission's
-`generation`. An Event is remembered only when the pipeline gave no warning and put each varying
-value where it was, and nowhere else; a create that fails is never remembered.
+What else decides the answer is in the key, as for pods (`create_memo`): the body but its own
+values, which of those are the same text (a recorder stamps firstTimestamp and lastTimestamp
+alike, and its host is its instance), its namespace, the version's own validation, the feature
+gates and admission's `generation`. An Event is remembered only when the pipeline gave no
+warning and put each own value where it was, and nowhere else: each value's text is in the
+Event as often as it is an own value (the create's time, in creationTimestamp, is often the
+recorder's stamp too). A create that fails is never remembered.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
-from pinnace.api.core.event import NOTE_LENGTH_LIMIT
+from pinnace.api.core.event import NOTE_LENGTH_LIMIT, REPORTING_INSTANCE_LENGTH_LIMIT
 from pinnace.api.names import is_good_dns1123_subdomain
 from pinnace.api.objects import Object, Remembered, plain_json
 
 _STAND_IN = "-"
+_TOP = ("eventTime", "firstTimestamp", "lastTimestamp", "reportingInstance")
+"""The Event's own values at its top level when set, but its note (`message`)."""
 _REGARDING = ("name", "uid", "resourceVersion")
 """The fields of `involvedObject` that vary from Event to Event."""
 _RECORDED_META = frozenset({"name", "namespace"})
 
 
 class EventTemplate(NamedTuple):
-    """A recorder's Event create as the memo knows it: its key and its varying values."""
+    """A recorder's Event create as the memo knows it: its key and its own values."""
 
     key: Hashable
     name: str
-    event_time: str
+    top: tuple[tuple[str, str], ...]
+    """The Event's own values at its top level (`_TOP`, and `message`), with their fields."""
     regarding: tuple[tuple[str, str], ...]
     """The varying fields of `involvedObject` the Event sets, with their values."""
-    note: str | None
-    """Its `message`, None when it has none."""
+    host: str | None
+    """Its source's host, None when it is not an own value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +71,11 @@ class MadeEvent:
         (stored objects are read-only, `pinnace.store.interface`)."""
         event = self.event
         m = {**event["metadata"], "name": template.name, "uid": uid, "creationTimestamp": now}
-        obj = {**event, "metadata": m, "eventTime": template.event_time}
-        obj["involvedObject"] = {**event["involvedObject"], **dict(template.regarding)}
-        if template.note is not None:
-            obj["message"] = template.note
+        obj = {**event, "metadata": m, **dict(template.top)}
+        if template.regarding:
+            obj["involvedObject"] = {**event["involvedObject"], **dict(template.regarding)}
+        if template.host is not None:
+            obj["source"] = {**event["source"], "host": template.host}
         return obj
 
 
@@ -84,22 +96,41 @@ class EventMemo:
         involved = body.get("involvedObject")
         if not isinstance(m, dict) or not isinstance(involved, dict) or m.keys() - _RECORDED_META:
             return None
-        name, event_time, note = m.get("name"), body.get("eventTime"), body.get("message")
+        name = m.get("name")
         if not (_is_str(name) and is_good_dns1123_subdomain(name)):
             return None
-        if not (_is_str(event_time) and event_time) or not (note is None or _fits(note)):
-            return None
-        regarding = tuple((f, involved[f]) for f in _REGARDING if f in involved)
-        if not all(_is_str(value) for _, value in regarding):
-            return None
-        stand_ins = {**body, "metadata": {**m, "name": _STAND_IN}, "eventTime": _STAND_IN}
-        stand_ins["involvedObject"] = {**involved, **dict.fromkeys(dict(regarding), _STAND_IN)}
+        top = tuple((f, body[f]) for f in _TOP if _is_own(body.get(f)))
+        note = body.get("message")
         if note is not None:
-            stand_ins["message"] = _STAND_IN
+            if not _fits(note):
+                return None
+            top += (("message", note),)
+        own_top = dict(top)
+        instance = own_top.get("reportingInstance")
+        if instance is not None and not _fits(instance, REPORTING_INSTANCE_LENGTH_LIMIT):
+            return None
+        regarding = tuple((f, involved[f]) for f in _REGARDING if _is_own(involved.get(f)))
+        stand_ins = {
+            **body,
+            "metadata": {**m, "name": _STAND_IN},
+            **dict.fromkeys(own_top, _STAND_IN),
+        }
+        if regarding:
+            stand_ins["involvedObject"] = {**involved, **dict.fromkeys(dict(regarding), _STAND_IN)}
+        host: str | None = None
+        source = body.get("source")
+        if isinstance(source, dict) and _is_own(source.get("host")):
+            host = source["host"]
+            stand_ins["source"] = {**source, "host": _STAND_IN}
         text = plain_json(stand_ins)
         if text is None:
             return None
-        return EventTemplate((text, *context), name, event_time, regarding, note)
+        own = [name, *(v for _, v in top), *(v for _, v in regarding)]
+        if host is not None:
+            own.append(host)
+        first: dict[str, int] = {}
+        alike = tuple(first.setdefault(value, i) for i, value in enumerate(own))
+        return EventTemplate((text, alike, *context), name, top, regarding, host)
 
     def recall(self, template: EventTemplate) -> MadeEvent | None:
         return self._made.get(template.key)
@@ -117,31 +148,36 @@ def _is_str(value: Any) -> TypeGuard[str]:
     return type(value) is str
 
 
-def _fits(note: Any) -> bool:
-    """Whether `note` is a string validation takes as a message (at most NOTE_LENGTH_LIMIT
-    bytes)."""
-    return _is_str(note) and (len(note) * 4 <= NOTE_LENGTH_LIMIT or _utf8_fits(note))
+def _is_own(value: Any) -> TypeGuard[str]:
+    """Whether a field's value is an own value of its Event: a non-empty string (checks that
+    it is set pass for every such value; an unset one is part of the key)."""
+    return type(value) is str and value != ""
 
 
-def _utf8_fits(note: str) -> bool:
-    return len(note.encode()) <= NOTE_LENGTH_LIMIT
+def _fits(text: Any, limit: int = NOTE_LENGTH_LIMIT) -> bool:
+    """Whether `text` is a string of at most `limit` bytes in UTF-8."""
+    return _is_str(text) and (len(text) * 4 <= limit or len(text.encode()) <= limit)
 
 
 def _made(template: EventTemplate, obj: Object) -> MadeEvent | None:
     m = obj.get("metadata")
     involved = obj.get("involvedObject")
+    source = obj.get("source")
     if not isinstance(m, dict) or not isinstance(involved, dict):
         return None
     uid, now = m.get("uid"), m.get("creationTimestamp")
-    own = [template.name, uid, now, template.event_time, *(v for _, v in template.regarding)]
-    found = [m.get("name"), uid, now, obj.get("eventTime")]
-    found += [involved.get(f) for f, _ in template.regarding]
-    if template.note is not None:
-        own.append(template.note)
-        found.append(obj.get("message"))
-    if own != found or not all(_is_str(v) for v in own) or len(set(own)) < len(own):
-        return None  # moved, or two of the Event's own values are the same text
-    text = orjson.dumps(obj)
-    if any(text.count(orjson.dumps(value)) != 1 for value in own):
+    if not (_is_str(uid) and _is_str(now)):
         return None
+    own = [template.name, *(v for _, v in template.top), *(v for _, v in template.regarding)]
+    found = [m.get("name"), *(obj.get(f) for f, _ in template.top)]
+    found += [involved.get(f) for f, _ in template.regarding]
+    if template.host is not None:
+        own.append(template.host)
+        found.append(source.get("host") if isinstance(source, dict) else None)
+    if own != found:
+        return None  # moved
+    text = orjson.dumps(obj)
+    times = Counter([*own, uid, now])
+    if any(text.count(orjson.dumps(value)) != n for value, n in times.items()):
+        return None  # also somewhere else
     return MadeEvent(orjson.loads(text))

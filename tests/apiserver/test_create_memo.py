@@ -102,6 +102,17 @@ def generated(base: str, **spec: Any) -> dict[str, Any]:
     return body
 
 
+def simulated(name: str, run_seconds: str, cpu: str) -> dict[str, Any]:
+    """A pod as a generator makes it: its draws in its behaviour annotations."""
+    body = pod(name)
+    body["metadata"]["annotations"] = {
+        "team": "batch",
+        "sim.pinnace.dev/run-seconds": run_seconds,
+        "sim.pinnace.dev/cpu": cpu,
+    }
+    return body
+
+
 def _writes(cluster: Cluster) -> list[tuple[str, Any]]:
     """A sequence of creates of a few templates, with changes to what admission reads between
     them and the clock moving on, and what each answered."""
@@ -124,6 +135,10 @@ def _writes(cluster: Cluster) -> list[tuple[str, Any]]:
         create(pod(f"bad.name-{i}"))
         create(pod(f"init-{i}", initContainers=[{"name": "setup", "image": "busybox"}]))
         create(pod(f"own-{i}", serviceAccountName="builder"))
+        draws = [(f"{60 * i + 1}", f"{i + 2}50m"), ("5", "5"), ("9", f"sim-{i}-2")]
+        draws += [("100m", "7"), ("1", "x" * (256 * 1024)), ("a", "kube-api-access")]
+        for n, (run_seconds, cpu) in enumerate(draws):
+            create(simulated(f"sim-{i}-{n}", run_seconds, cpu))
         for uid in ("", None):
             body = pod(f"uid-{uid}-{i}".lower())
             body["metadata"]["uid"] = uid
@@ -165,6 +180,27 @@ def test_each_pod_of_a_template_is_made_as_if_it_were_the_only_one(
         alone.close()
     created = [answer[0] for kind, answer in remembered if kind == "created"]
     assert len([obj for obj in created if obj["metadata"]["name"].startswith("job-")]) == 4
+    simulated = [obj for obj in created if obj["metadata"]["name"].startswith("sim-")]
+    assert len(simulated) == 4 * 5  # the annotations over the size limit are refused
+    runs = {obj["metadata"]["annotations"]["sim.pinnace.dev/run-seconds"] for obj in simulated}
+    assert runs == {"1", "61", "121", "181", "5", "9", "100m", "a"}
+
+
+def test_the_pods_of_a_generator_are_made_from_its_template(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served: list[str] = []
+    made_from = APIServer._create_from
+
+    async def counted(self: APIServer, kind: Any, namespace: str, template: Any, *rest: Any) -> Any:
+        served.append(template.name)
+        return await made_from(self, kind, namespace, template, *rest)
+
+    monkeypatch.setattr(APIServer, "_create_from", counted)
+    for i in range(6):
+        result = cluster.create(simulated(f"sim-{i}", f"{i * 7}.5", f"{200 + i}m"))
+        assert result.obj["metadata"]["annotations"]["sim.pinnace.dev/cpu"] == f"{200 + i}m"
+    assert served == [f"sim-{i}" for i in range(2, 6)]
 
 
 def _volume_names(result: Result) -> list[str]:

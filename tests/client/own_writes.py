@@ -15,6 +15,7 @@ import pytest
 from pinnace.api import decode as decoding
 from pinnace.api.kind import Kind
 from pinnace.apiserver import server, token_request
+from pinnace.apiserver.create_memo import CreateMemo
 from pinnace.apiserver.event_memo import EventMemo
 
 
@@ -39,9 +40,11 @@ class Checked:
 
 def checking(monkeypatch: pytest.MonkeyPatch) -> Iterator[Checked]:
     """Check every own write until the generator resumes; then fail on the first that
-    differs (decoded, taken). The Event memo is off, so each Event goes through decoding
-    (tests/apiserver/test_event_memo.py shows the memo's Events are the pipeline's)."""
+    differs (decoded, taken). The create memos are off, so each pod and Event goes through
+    decoding (tests/apiserver/test_create_memo.py and test_event_memo.py show the memos' objects
+    are the pipeline's)."""
     check = Checked()
+    monkeypatch.setattr(CreateMemo, "recall", lambda self, template: None)
     monkeypatch.setattr(EventMemo, "recall", lambda self, template: None)
     monkeypatch.setattr(server, "as_decoded", check)
     monkeypatch.setattr(token_request, "as_decoded", check)

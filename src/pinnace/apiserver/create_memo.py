@@ -1,24 +1,29 @@
 """What a pod's create pipeline made of a template, remembered: the pods of one template (a
-ReplicaSet's, a Job's, a bench's, an arrivals generator's) differ in their names only, and
-decoding, defaulting, mutating admission, the strategy's preparation, validation and PodSecurity
-give each of them the same object and warnings but for the parts that are the pod's own.
+ReplicaSet's, a Job's, a bench's, an arrivals generator's) differ in their names only, or in
+their names and the values of their behaviour annotations (`BEHAVIOUR_ANNOTATION_PREFIX`: a
+generator's draws of run time and usage), and decoding, defaulting, mutating admission, the
+strategy's preparation, validation and PodSecurity give each of them the same object and
+warnings but for the parts that are the pod's own.
 
 A pod's own parts, which a remembered create still makes for every pod: its name (the request's,
 or generated from generateName), uid, creationTimestamp, the time of its managedFields entry and
 the name of its ServiceAccount token volume (`kube-api-access-<random>`, mounted in each
-container), each drawn from the stream it would be drawn from, in the same order. What follows
-the pipeline stays per create too: ResourceQuota's charge and the store's write.
+container), each drawn from the stream it would be drawn from, in the same order; and the values
+of its behaviour annotations, which it brings. What follows the pipeline stays per create too:
+ResourceQuota's charge and the store's write.
 
-What else decides the answer is in the key (`Template.key`): the request's body but its name and
-uid, its namespace, how it is decoded (strict, JSON text, the caller's own form), its field
-manager, and admission's `generation` (the stored objects the plugins read, PodSecurity's
-configuration, the requester, the feature gates): a write to any of those objects makes the next
-create work the pipeline out again.
+What else decides the answer is in the key (`Template.key`): the request's body but its name,
+uid and behaviour annotations' values, which of those values are the same text, its namespace,
+how it is decoded (strict, JSON text, the caller's own form), its field manager, and admission's
+`generation` (the stored objects the plugins read, PodSecurity's configuration, the requester,
+the feature gates): a write to any of those objects makes the next create work the pipeline out
+again.
 
-A template is remembered only where nothing per pod can change the answer, which `remember`
-checks on what the pipeline made: the name is a good DNS label (so each pod's passes the same
-checks and has no warning of its own), and the pod's own values appear in the object where they
-are put and nowhere else, nor in a warning. A create that fails in the pipeline is never
+A template is remembered only where nothing per pod can change the answer, which `template` and
+`remember` check: the name is a good DNS label (so each pod's passes the same checks and has no
+warning of its own); the annotations' total size is within validation's limit (the only check
+that reads a behaviour annotation's value); and the pod's own values appear in the object where
+they are put and nowhere else, nor in a warning. A create that fails in the pipeline is never
 remembered: a template's error is worked out again, as its wording names the pod. (One that
 passes the pipeline and then fails on its quota charge or a name taken is remembered: the memo
 holds only what the pipeline made, which the charge and the write do not change.)
@@ -32,12 +37,15 @@ pipeline's, never the first pod's stored object.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import orjson
 
+from pinnace.api.core.pod import BEHAVIOUR_ANNOTATION_PREFIX
+from pinnace.api.meta import TOTAL_ANNOTATION_SIZE_LIMIT_BYTES
 from pinnace.api.names import GENERATE_NAME_MAX_BASE, NAME_SUFFIX_ALPHABET, is_good_dns1123_label
 from pinnace.api.objects import Object, Remembered, plain_json
 from pinnace.apiserver.admission.service_account import VOLUME_PREFIX, is_mirror_pod, token_volume
@@ -54,6 +62,8 @@ class Template(NamedTuple):
     key: Hashable
     name: str
     """The request's name, or "" for one generated from its generateName."""
+    annotations: tuple[tuple[str, str], ...]
+    """The request's behaviour annotations, with their values."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +84,13 @@ class Made:
     timed_entries: tuple[int, ...]
     """The managedFields entries stamped with the create's time."""
 
-    def instance(self, name: str, uid: str, now: str, token_volume_name: str) -> Object:
+    def instance(self, request: Template, uid: str, now: str, token_volume_name: str) -> Object:
         """A new pod of the template, with its own values: new dicts and lists down to each of
         them, the rest shared."""
         template = self.template
-        m = {**template["metadata"], "name": name, "uid": uid, "creationTimestamp": now}
+        m = {**template["metadata"], "name": request.name, "uid": uid, "creationTimestamp": now}
+        if request.annotations:
+            m["annotations"] = {**m["annotations"], **dict(request.annotations)}
         if self.timed_entries:
             entries = m["managedFields"] = list(m["managedFields"])
             for i in self.timed_entries:
@@ -137,10 +149,18 @@ class CreateMemo:
             if not isinstance(uid, str):
                 return None
             m = {**m, "uid": "-"}
+        annotations = _behaviour_annotations(m.get("annotations"))
+        if annotations is None:
+            return None
+        if annotations:
+            m = {**m, "annotations": {**m["annotations"], **dict.fromkeys(dict(annotations), "-")}}
         text = plain_json({**body, "metadata": m})
         if text is None or VOLUME_PREFIX.encode() in text:
             return None
-        return Template((text, *context), name)
+        own = [name, *(value for _, value in annotations)] if annotations else ()
+        first: dict[str, int] = {}
+        alike = tuple(first.setdefault(value, i) for i, value in enumerate(own))
+        return Template((text, alike, *context), name, annotations)
 
     def recall(self, template: Template) -> Made | None:
         return self._made.get(template.key)
@@ -155,24 +175,50 @@ class CreateMemo:
             self._made.put(template.key, made)
 
 
+def _behaviour_annotations(annotations: Any) -> tuple[tuple[str, str], ...] | None:
+    """The behaviour annotations of a request's annotations, with their values; None when
+    validation might refuse them for their values' size (or any is not a string)."""
+    if not annotations:
+        return ()
+    if not isinstance(annotations, dict):
+        return None
+    own = tuple(
+        (key, value)
+        for key, value in annotations.items()
+        if isinstance(key, str) and key.startswith(BEHAVIOUR_ANNOTATION_PREFIX)
+    )
+    if not own:
+        return ()
+    if not all(type(value) is str for _, value in own):
+        return None
+    size = sum(
+        len(str(key).encode()) + len(str(value).encode()) for key, value in annotations.items()
+    )
+    return own if size <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES else None
+
+
 def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Made | None:
     m = obj["metadata"]
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return None
-    text = orjson.dumps(obj)
-    entries = m.get("managedFields") or ()
-    timed = tuple(i for i, entry in enumerate(entries) if entry.get("time") == now)
-    own = {m["name"]: 1, m["uid"]: 1, now: 1 + len(timed)}
+    annotations = m.get("annotations") or {}
+    if any(annotations.get(key) != value for key, value in template.annotations):
+        return None  # moved
     token = _token_volume(spec)
     if token is None:
         return None
     volume_index, volume_name, token_mounts = token
+    entries = m.get("managedFields") or ()
+    timed = tuple(i for i, entry in enumerate(entries) if entry.get("time") == now)
+    made = {m["uid"]: 1, now: 1 + len(timed)}  # what the create makes, each its own text
     if volume_index is not None:
-        own[volume_name] = 1 + len(token_mounts)
-    if len(own) < 3 + (volume_index is not None):
-        return None  # two of the pod's own values are the same text
-    for value, times in own.items():
+        made[volume_name] = 1 + len(token_mounts)
+    brought = Counter([m["name"], *(value for _, value in template.annotations)])
+    if len(made) < 2 + (volume_index is not None) or not brought.keys().isdisjoint(made):
+        return None  # two of the values the create makes are the same text, or one is brought
+    text = orjson.dumps(obj)
+    for value, times in {**made, **brought}.items():
         if text.count(orjson.dumps(value)) != times or any(value in w for w in warnings):
             return None
     account = "" if is_mirror_pod(obj) else spec.get("serviceAccountName")

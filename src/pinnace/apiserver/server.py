@@ -482,7 +482,7 @@ class APIServer:
         suffix = self.admission.token_volume_suffix(made.account)
         now = self.clock.now_rfc3339()
         uid = _uuid4(self._random.getrandbits(128))
-        obj = made.instance(template.name, uid, now, VOLUME_PREFIX + suffix)
+        obj = made.instance(template, uid, now, VOLUME_PREFIX + suffix)
         if made.generate:
             m = meta(obj)
             m["name"] = self._generated_name(m["generateName"])

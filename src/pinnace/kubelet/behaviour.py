@@ -67,6 +67,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pinnace.api.core.pod import BEHAVIOUR_ANNOTATION_PREFIX
 from pinnace.api.core.pod_shape import container_named
 from pinnace.api.objects import Remembered
 from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, SERVERS, CommandRun, UnknownOutcome
@@ -78,7 +79,7 @@ from pinnace.kubelet.shapes import ShapeMemo
 from pinnace.kubelet.shell import LogStream, ScriptRun, ShellContext, script_run
 from pinnace.kubelet.usage import Curve, UsageSyntaxError, parse_curve
 
-ANNOTATION_PREFIX = "sim.pinnace.dev/"
+ANNOTATION_PREFIX = BEHAVIOUR_ANNOTATION_PREFIX
 RUN_SECONDS = ANNOTATION_PREFIX + "run-seconds"
 EXIT_CODE = ANNOTATION_PREFIX + "exit-code"
 STOP_SECONDS = ANNOTATION_PREFIX + "stop-seconds"

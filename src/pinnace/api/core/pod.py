@@ -62,6 +62,10 @@ __all__ = [
 ]
 
 SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+BEHAVIOUR_ANNOTATION_PREFIX = "sim.pinnace.dev/"
+"""The prefix of the annotations that say how a simulated container behaves (docs/nodes.md):
+Pinnace's kubelet reads their values; no part of the API server does, but validation's limit on
+the total size of a pod's annotations."""
 
 
 def prepare_pod_for_create(pod: dict[str, Any]) -> list[str]:

@@ -40,6 +40,15 @@ def plain_json(value: Any) -> bytes | None:
         return None
 
 
+def alike(values: list[str]) -> tuple[int, ...]:
+    """Which of `values` are the same text, for a key: for each, the index of the first equal
+    to it; () when all differ."""
+    if len(set(values)) == len(values):
+        return ()
+    first: dict[str, int] = {}
+    return tuple(first.setdefault(value, i) for i, value in enumerate(values))
+
+
 class Remembered(Generic[T]):
     """The last `size` answers of a pure function, by key (say, its argument's `plain_json`);
     the least recently used is forgotten first. The pods of one template share their spec,

@@ -47,7 +47,7 @@ import orjson
 from pinnace.api.core.pod import BEHAVIOUR_ANNOTATION_PREFIX
 from pinnace.api.meta import TOTAL_ANNOTATION_SIZE_LIMIT_BYTES
 from pinnace.api.names import GENERATE_NAME_MAX_BASE, NAME_SUFFIX_ALPHABET, is_good_dns1123_label
-from pinnace.api.objects import Object, Remembered, plain_json
+from pinnace.api.objects import Object, Remembered, alike, plain_json
 from pinnace.apiserver.admission.service_account import VOLUME_PREFIX, is_mirror_pod, token_volume
 
 _SUFFIX_STAND_IN = NAME_SUFFIX_ALPHABET[0] * 5
@@ -157,10 +157,8 @@ class CreateMemo:
         text = plain_json({**body, "metadata": m})
         if text is None or VOLUME_PREFIX.encode() in text:
             return None
-        own = [name, *(value for _, value in annotations)] if annotations else ()
-        first: dict[str, int] = {}
-        alike = tuple(first.setdefault(value, i) for i, value in enumerate(own))
-        return Template((text, alike, *context), name, annotations)
+        same = alike([name, *dict(annotations).values()]) if annotations else ()
+        return Template((text, same, *context), name, annotations)
 
     def recall(self, template: Template) -> Made | None:
         return self._made.get(template.key)

@@ -36,7 +36,7 @@ import orjson
 
 from pinnace.api.core.event import NOTE_LENGTH_LIMIT, REPORTING_INSTANCE_LENGTH_LIMIT
 from pinnace.api.names import is_good_dns1123_subdomain
-from pinnace.api.objects import Object, Remembered, plain_json
+from pinnace.api.objects import Object, Remembered, alike, plain_json
 
 _STAND_IN = "-"
 _TOP = ("eventTime", "firstTimestamp", "lastTimestamp", "reportingInstance")
@@ -51,9 +51,9 @@ class EventTemplate(NamedTuple):
 
     key: Hashable
     name: str
-    top: tuple[tuple[str, str], ...]
-    """The Event's own values at its top level (`_TOP`, and `message`), with their fields."""
-    regarding: tuple[tuple[str, str], ...]
+    top: dict[str, str]
+    """The Event's own values at its top level (`_TOP`, and `message`), by field."""
+    regarding: dict[str, str]
     """The varying fields of `involvedObject` the Event sets, with their values."""
     host: str | None
     """Its source's host, None when it is not an own value."""
@@ -71,9 +71,9 @@ class MadeEvent:
         (stored objects are read-only, `pinnace.store.interface`)."""
         event = self.event
         m = {**event["metadata"], "name": template.name, "uid": uid, "creationTimestamp": now}
-        obj = {**event, "metadata": m, **dict(template.top)}
+        obj = {**event, "metadata": m, **template.top}
         if template.regarding:
-            obj["involvedObject"] = {**event["involvedObject"], **dict(template.regarding)}
+            obj["involvedObject"] = {**event["involvedObject"], **template.regarding}
         if template.host is not None:
             obj["source"] = {**event["source"], "host": template.host}
         return obj
@@ -99,38 +99,30 @@ class EventMemo:
         name = m.get("name")
         if not (_is_str(name) and is_good_dns1123_subdomain(name)):
             return None
-        top = tuple((f, body[f]) for f in _TOP if _is_own(body.get(f)))
+        top = {f: v for f in _TOP if type(v := body.get(f)) is str and v}
         note = body.get("message")
         if note is not None:
             if not _fits(note):
                 return None
-            top += (("message", note),)
-        own_top = dict(top)
-        instance = own_top.get("reportingInstance")
+            top["message"] = note
+        instance = top.get("reportingInstance")
         if instance is not None and not _fits(instance, REPORTING_INSTANCE_LENGTH_LIMIT):
             return None
-        regarding = tuple((f, involved[f]) for f in _REGARDING if _is_own(involved.get(f)))
-        stand_ins = {
-            **body,
-            "metadata": {**m, "name": _STAND_IN},
-            **dict.fromkeys(own_top, _STAND_IN),
-        }
+        regarding = {f: v for f in _REGARDING if type(v := involved.get(f)) is str and v}
+        stand_ins = {**body, **dict.fromkeys(top, _STAND_IN), "metadata": {**m, "name": _STAND_IN}}
         if regarding:
-            stand_ins["involvedObject"] = {**involved, **dict.fromkeys(dict(regarding), _STAND_IN)}
+            stand_ins["involvedObject"] = {**involved, **dict.fromkeys(regarding, _STAND_IN)}
+        own = [name, *top.values(), *regarding.values()]
         host: str | None = None
         source = body.get("source")
         if isinstance(source, dict) and _is_own(source.get("host")):
             host = source["host"]
             stand_ins["source"] = {**source, "host": _STAND_IN}
+            own.append(host)
         text = plain_json(stand_ins)
         if text is None:
             return None
-        own = [name, *(v for _, v in top), *(v for _, v in regarding)]
-        if host is not None:
-            own.append(host)
-        first: dict[str, int] = {}
-        alike = tuple(first.setdefault(value, i) for i, value in enumerate(own))
-        return EventTemplate((text, alike, *context), name, top, regarding, host)
+        return EventTemplate((text, alike(own), *context), name, top, regarding, host)
 
     def recall(self, template: EventTemplate) -> MadeEvent | None:
         return self._made.get(template.key)
@@ -168,9 +160,8 @@ def _made(template: EventTemplate, obj: Object) -> MadeEvent | None:
     uid, now = m.get("uid"), m.get("creationTimestamp")
     if not (_is_str(uid) and _is_str(now)):
         return None
-    own = [template.name, *(v for _, v in template.top), *(v for _, v in template.regarding)]
-    found = [m.get("name"), *(obj.get(f) for f, _ in template.top)]
-    found += [involved.get(f) for f, _ in template.regarding]
+    own = [template.name, *template.top.values(), *template.regarding.values()]
+    found = [m.get("name"), *map(obj.get, template.top), *map(involved.get, template.regarding)]
     if template.host is not None:
         own.append(template.host)
         found.append(source.get("host") if isinstance(source, dict) else None)

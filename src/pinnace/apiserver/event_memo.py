@@ -99,7 +99,7 @@ class EventMemo:
         name = m.get("name")
         if not (_is_str(name) and is_good_dns1123_subdomain(name)):
             return None
-        top = {f: v for f in _TOP if type(v := body.get(f)) is str and v}
+        top = _own_values(body, _TOP)
         note = body.get("message")
         if note is not None:
             if not _fits(note):
@@ -108,7 +108,7 @@ class EventMemo:
         instance = top.get("reportingInstance")
         if instance is not None and not _fits(instance, REPORTING_INSTANCE_LENGTH_LIMIT):
             return None
-        regarding = {f: v for f in _REGARDING if type(v := involved.get(f)) is str and v}
+        regarding = _own_values(involved, _REGARDING)
         stand_ins = {**body, **dict.fromkeys(top, _STAND_IN), "metadata": {**m, "name": _STAND_IN}}
         if regarding:
             stand_ins["involvedObject"] = {**involved, **dict.fromkeys(regarding, _STAND_IN)}
@@ -138,6 +138,16 @@ class EventMemo:
 
 def _is_str(value: Any) -> TypeGuard[str]:
     return type(value) is str
+
+
+def _own_values(fields: dict[str, Any], names: tuple[str, ...]) -> dict[str, str]:
+    """The own values (`_is_own`) among `fields`' `names`, by name."""
+    own = {}
+    for name in names:  # a loop: a comprehension's frame costs more than the rest
+        value = fields.get(name)
+        if type(value) is str and value:
+            own[name] = value
+    return own
 
 
 def _is_own(value: Any) -> TypeGuard[str]:

@@ -62,7 +62,7 @@ class Template(NamedTuple):
     key: Hashable
     name: str
     """The request's name, or "" for one generated from its generateName."""
-    annotations: tuple[tuple[str, str], ...]
+    annotations: dict[str, str]
     """The request's behaviour annotations, with their values."""
 
 
@@ -90,7 +90,7 @@ class Made:
         template = self.template
         m = {**template["metadata"], "name": request.name, "uid": uid, "creationTimestamp": now}
         if request.annotations:
-            m["annotations"] = {**m["annotations"], **dict(request.annotations)}
+            m["annotations"] = {**m["annotations"], **request.annotations}
         if self.timed_entries:
             entries = m["managedFields"] = list(m["managedFields"])
             for i in self.timed_entries:
@@ -153,11 +153,11 @@ class CreateMemo:
         if annotations is None:
             return None
         if annotations:
-            m = {**m, "annotations": {**m["annotations"], **dict.fromkeys(dict(annotations), "-")}}
+            m = {**m, "annotations": {**m["annotations"], **dict.fromkeys(annotations, "-")}}
         text = plain_json({**body, "metadata": m})
         if text is None or VOLUME_PREFIX.encode() in text:
             return None
-        same = alike([name, *dict(annotations).values()]) if annotations else ()
+        same = alike([name, *annotations.values()]) if annotations else ()
         return Template((text, same, *context), name, annotations)
 
     def recall(self, template: Template) -> Made | None:
@@ -173,25 +173,20 @@ class CreateMemo:
             self._made.put(template.key, made)
 
 
-def _behaviour_annotations(annotations: Any) -> tuple[tuple[str, str], ...] | None:
+def _behaviour_annotations(annotations: Any) -> dict[str, str] | None:
     """The behaviour annotations of a request's annotations, with their values; None when
-    validation might refuse them for their values' size (or any is not a string)."""
+    validation might refuse the annotations for their values (not strings, or too large)."""
     if not annotations:
-        return ()
+        return {}
     if not isinstance(annotations, dict):
         return None
-    own = tuple(
-        (key, value)
-        for key, value in annotations.items()
-        if isinstance(key, str) and key.startswith(BEHAVIOUR_ANNOTATION_PREFIX)
-    )
+    prefix = BEHAVIOUR_ANNOTATION_PREFIX
+    own = {k: v for k, v in annotations.items() if isinstance(k, str) and k.startswith(prefix)}
     if not own:
-        return ()
-    if not all(type(value) is str for _, value in own):
+        return own
+    if not all(type(value) is str for value in annotations.values()):
         return None
-    size = sum(
-        len(str(key).encode()) + len(str(value).encode()) for key, value in annotations.items()
-    )
+    size = sum(len(str(k).encode()) + len(v.encode()) for k, v in annotations.items())
     return own if size <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES else None
 
 
@@ -201,7 +196,7 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
     if not isinstance(spec, dict):
         return None
     annotations = m.get("annotations") or {}
-    if any(annotations.get(key) != value for key, value in template.annotations):
+    if any(annotations.get(key) != value for key, value in template.annotations.items()):
         return None  # moved
     token = _token_volume(spec)
     if token is None:
@@ -212,7 +207,7 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
     made = {m["uid"]: 1, now: 1 + len(timed)}  # what the create makes, each its own text
     if volume_index is not None:
         made[volume_name] = 1 + len(token_mounts)
-    brought = Counter([m["name"], *(value for _, value in template.annotations)])
+    brought = Counter([m["name"], *template.annotations.values()])
     if len(made) < 2 + (volume_index is not None) or not brought.keys().isdisjoint(made):
         return None  # two of the values the create makes are the same text, or one is brought
     text = orjson.dumps(obj)

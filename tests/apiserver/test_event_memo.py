@@ -119,6 +119,7 @@ def _writes(memo: bool) -> tuple[list[Any], bytes]:
                 legacy(f"web-{i}.h{i}", f"node-{i}", earlier, source={"component": "kubelet"}),
                 legacy(f"web-{i}.i{i}", f"web-{i}.i{i}", earlier),  # the host is the name
                 legacy(f"web-{i}.j{i}", f"node-{i}", earlier, metadata={"namespace": "a"}),
+                legacy(f"web-{i}.k{i}", f"node-{i}", earlier, message=""),
             ]
         for body in bodies:
             stamp = orjson.dumps(server.clock.now_rfc3339())

@@ -21,9 +21,10 @@ again.
 
 A template is remembered only where nothing per pod can change the answer, which `template` and
 `remember` check: the name is a good DNS label (so each pod's passes the same checks and has no
-warning of its own); the annotations' total size is within validation's limit (the only check
-that reads a behaviour annotation's value); and the pod's own values appear in the object where
-they are put and nowhere else, nor in a warning. A create that fails in the pipeline is never
+warning of its own), and the pod's own values appear in the object where they are put and
+nowhere else, nor in a warning. A pod is made from it only when its behaviour annotations'
+values fit validation's limit on the total size of the annotations as admission leaves them
+(`Made.fits`: the only check that reads those values). A create that fails in the pipeline is never
 remembered: a template's error is worked out again, as its wording names the pod. (One that
 passes the pipeline and then fails on its quota charge or a name taken is remembered: the memo
 holds only what the pipeline made, which the charge and the write do not change.)
@@ -83,6 +84,19 @@ class Made:
     """(container list, container index, mount index) of each mount of the token volume."""
     timed_entries: tuple[int, ...]
     """The managedFields entries stamped with the create's time."""
+    annotation_room: int
+    """The bytes validation leaves the values of the behaviour annotations: its limit on the
+    annotations' total size, less the rest of what the pipeline made of them (the keys, the
+    other values, and what admission added: LimitRanger's note)."""
+
+    def fits(self, request: Template) -> bool:
+        """Whether the request's behaviour annotations' values pass validation's limit."""
+        values = request.annotations.values()
+        if not values:
+            return True
+        return (
+            sum(len(v) if v.isascii() else len(v.encode()) for v in values) <= self.annotation_room
+        )
 
     def instance(self, request: Template, uid: str, now: str, token_volume_name: str) -> Object:
         """A new pod of the template, with its own values: new dicts and lists down to each of
@@ -161,7 +175,8 @@ class CreateMemo:
         return Template((text, same, *context), name, annotations)
 
     def recall(self, template: Template) -> Made | None:
-        return self._made.get(template.key)
+        made = self._made.get(template.key)
+        return made if made is not None and made.fits(template) else None
 
     def remember(self, template: Template, obj: Object, warnings: list[str], now: str) -> None:
         """Remember what the pipeline made of `template`: `obj` as it is to be stored, made at
@@ -174,20 +189,24 @@ class CreateMemo:
 
 
 def _behaviour_annotations(annotations: Any) -> dict[str, str] | None:
-    """The behaviour annotations of a request's annotations, with their values; None when
-    validation might refuse the annotations for their values (not strings, or too large)."""
-    if not annotations:
+    """The behaviour annotations of a request's annotations, with their values; None when one
+    is not a string (a stand-in would hide it)."""
+    if not annotations or not isinstance(annotations, dict):
         return {}
-    if not isinstance(annotations, dict):
-        return None
     prefix = BEHAVIOUR_ANNOTATION_PREFIX
     own = {k: v for k, v in annotations.items() if isinstance(k, str) and k.startswith(prefix)}
-    if not own:
-        return own
-    if not all(type(value) is str for value in annotations.values()):
+    return own if all(type(value) is str for value in own.values()) else None
+
+
+def _annotation_room(annotations: dict[str, Any], own: dict[str, str]) -> int | None:
+    """What validation's limit on the total size of the pipeline's `annotations` leaves the
+    values of the behaviour annotations `own`; None when they are not all strings."""
+    if not all(type(v) is str for v in annotations.values()):
         return None
-    size = sum(len(str(k).encode()) + len(v.encode()) for k, v in annotations.items())
-    return own if size <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES else None
+    used = sum(
+        len(k.encode()) + (0 if k in own else len(v.encode())) for k, v in annotations.items()
+    )
+    return TOTAL_ANNOTATION_SIZE_LIMIT_BYTES - used
 
 
 def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Made | None:
@@ -198,6 +217,9 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
     annotations = m.get("annotations") or {}
     if any(annotations.get(key) != value for key, value in template.annotations.items()):
         return None  # moved
+    room = _annotation_room(annotations, template.annotations)
+    if room is None:
+        return None
     token = _token_volume(spec)
     if token is None:
         return None
@@ -223,6 +245,7 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
         volume_index,
         token_mounts,
         timed,
+        room,
     )
 
 

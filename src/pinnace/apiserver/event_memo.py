@@ -52,7 +52,7 @@ class EventTemplate(NamedTuple):
     key: Hashable
     name: str
     top: dict[str, str]
-    """The Event's own values at its top level (`_TOP`, and `message`), by field."""
+    """The Event's own values at its top level (`_TOP`, and a non-empty `message`), by field."""
     regarding: dict[str, str]
     """The varying fields of `involvedObject` the Event sets, with their values."""
     host: str | None
@@ -101,9 +101,9 @@ class EventMemo:
             return None
         top = _own_values(body, _TOP)
         note = body.get("message")
-        if note is not None:
-            if not _fits(note):
-                return None
+        if note is not None and not _fits(note):
+            return None
+        if note:  # "" stays in the key, as every unset value does
             top["message"] = note
         instance = top.get("reportingInstance")
         if instance is not None and not _fits(instance, REPORTING_INSTANCE_LENGTH_LIMIT):

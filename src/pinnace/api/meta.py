@@ -225,14 +225,17 @@ def _common_errors_of(meta: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
+def annotations_size(annotations: dict[str, str]) -> int:
+    """Their total size as validation limits it: keys and values in UTF-8."""
+    return sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
+
+
 def validate_annotations(annotations: dict[str, str], path: Path) -> list[FieldError]:
     errs = []
-    total = 0
-    for k, v in annotations.items():
+    for k in annotations:
         # Annotation keys are qualified names in any letter case.
         errs += [field.invalid(path, k, m) for m in is_qualified_name(k.lower())]
-        total += len(k.encode()) + len(v.encode())
-    if total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
+    if annotations_size(annotations) > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
         errs.append(field.too_long(path, "", TOTAL_ANNOTATION_SIZE_LIMIT_BYTES))
     return errs
 

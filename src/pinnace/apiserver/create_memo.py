@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from pinnace.api.core.pod import BEHAVIOUR_ANNOTATION_PREFIX
-from pinnace.api.meta import TOTAL_ANNOTATION_SIZE_LIMIT_BYTES
+from pinnace.api.meta import TOTAL_ANNOTATION_SIZE_LIMIT_BYTES, annotations_size
 from pinnace.api.names import GENERATE_NAME_MAX_BASE, NAME_SUFFIX_ALPHABET, is_good_dns1123_label
 from pinnace.api.objects import Object, Remembered, alike, plain_json
 from pinnace.apiserver.admission.service_account import VOLUME_PREFIX, is_mirror_pod, token_volume
@@ -91,12 +91,7 @@ class Made:
 
     def fits(self, request: Template) -> bool:
         """Whether the request's behaviour annotations' values pass validation's limit."""
-        values = request.annotations.values()
-        if not values:
-            return True
-        return (
-            sum(len(v) if v.isascii() else len(v.encode()) for v in values) <= self.annotation_room
-        )
+        return not request.annotations or _values_size(request.annotations) <= self.annotation_room
 
     def instance(self, request: Template, uid: str, now: str, token_volume_name: str) -> Object:
         """A new pod of the template, with its own values: new dicts and lists down to each of
@@ -198,15 +193,8 @@ def _behaviour_annotations(annotations: Any) -> dict[str, str] | None:
     return own if all(type(value) is str for value in own.values()) else None
 
 
-def _annotation_room(annotations: dict[str, Any], own: dict[str, str]) -> int | None:
-    """What validation's limit on the total size of the pipeline's `annotations` leaves the
-    values of the behaviour annotations `own`; None when they are not all strings."""
-    if not all(type(v) is str for v in annotations.values()):
-        return None
-    used = sum(
-        len(k.encode()) + (0 if k in own else len(v.encode())) for k, v in annotations.items()
-    )
-    return TOTAL_ANNOTATION_SIZE_LIMIT_BYTES - used
+def _values_size(annotations: dict[str, str]) -> int:
+    return sum(len(v.encode()) for v in annotations.values())
 
 
 def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Made | None:
@@ -217,9 +205,8 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
     annotations = m.get("annotations") or {}
     if any(annotations.get(key) != value for key, value in template.annotations.items()):
         return None  # moved
-    room = _annotation_room(annotations, template.annotations)
-    if room is None:
-        return None
+    # validated: every value a string, and their size within the limit
+    used = annotations_size(annotations) - _values_size(template.annotations)
     token = _token_volume(spec)
     if token is None:
         return None
@@ -245,7 +232,7 @@ def _made(template: Template, obj: Object, warnings: list[str], now: str) -> Mad
         volume_index,
         token_mounts,
         timed,
-        room,
+        TOTAL_ANNOTATION_SIZE_LIMIT_BYTES - used,
     )
 
 

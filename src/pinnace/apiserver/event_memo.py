@@ -34,7 +34,11 @@ from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
-from pinnace.api.core.event import NOTE_LENGTH_LIMIT, REPORTING_INSTANCE_LENGTH_LIMIT
+from pinnace.api.core.event import (
+    NOTE_LENGTH_LIMIT,
+    REPORTING_INSTANCE_LENGTH_LIMIT,
+    longer_than,
+)
 from pinnace.api.names import is_good_dns1123_subdomain
 from pinnace.api.objects import Object, Remembered, alike, plain_json
 
@@ -158,7 +162,7 @@ def _is_own(value: Any) -> TypeGuard[str]:
 
 def _fits(text: Any, limit: int = NOTE_LENGTH_LIMIT) -> bool:
     """Whether `text` is a string of at most `limit` bytes in UTF-8."""
-    return _is_str(text) and (len(text) * 4 <= limit or len(text.encode()) <= limit)
+    return _is_str(text) and not longer_than(text, limit)
 
 
 def _made(template: EventTemplate, obj: Object) -> MadeEvent | None:

@@ -123,7 +123,7 @@ def _text(obj: dict[str, Any], key: str, errs: list[FieldError]) -> str:
     return value
 
 
-def _longer(value: str, limit: int) -> bool:
+def longer_than(value: str, limit: int) -> bool:
     """Whether `value` takes more than `limit` bytes in UTF-8 (encoded only when it might)."""
     return len(value) * 4 > limit and len(value.encode()) > limit
 
@@ -163,12 +163,12 @@ def validate_event(event: dict[str, Any]) -> list[FieldError]:
             value = _text(event, key, errs)
             if not value:
                 errs.append(field.required(_TEXT_PATHS[key]))
-            if _longer(value, limit):
+            if longer_than(value, limit):
                 errs.append(
                     field.invalid(_TEXT_PATHS[key], "", f"can have at most {limit} characters")
                 )
         message = _text(event, "message", errs)
-        if _longer(message, NOTE_LENGTH_LIMIT):
+        if longer_than(message, NOTE_LENGTH_LIMIT):
             errs.append(
                 field.invalid(
                     _TEXT_PATHS["message"], "", f"can have at most {NOTE_LENGTH_LIMIT} characters"

@@ -1,11 +1,24 @@
 """`pinnace bench simulate`: how fast the simulated mode runs a cluster through a day.
 
-The default workload is steady churn: `nodes` nodes of 8 CPUs and 32Gi, and `pods` pods
-arriving over `hours` of simulated time by a Poisson process, each asking 500m and 1Gi and
-running for a lognormal time (median an hour, so that about a twelfth of the cluster's CPU is
-asked for at any moment); every pod goes through the API server, the scheduler, its node's
-agent and the pod garbage collector, as in `pinnace up`. `--scenario FILE` measures any
-scenario instead, for its own `until`.
+Two workloads on `nodes` nodes of 8 CPUs and 32Gi, over `hours` of simulated time, with
+`pods` pod lifetimes, each pod asking 500m and 1Gi:
+
+- `churn` (the default): bare pods arriving by a Poisson process, each running for a
+  lognormal time (median an hour, so that about a twelfth of the cluster's CPU is asked for at
+  any moment); every pod goes through the API server, the scheduler, its node's agent and the
+  pod garbage collector, as in `pinnace up`.
+- `day`: the day issue 16 sets its 5,000-node figure for, steady churn of Deployments and
+  Jobs with a node failure and recovery. Half the lifetimes are the pods of ten Deployments,
+  each restarted every hour as `kubectl rollout restart` does (a rolling update replaces every
+  pod); the other half are Jobs of one pod arriving by a Poisson process, running a lognormal
+  time as the churn's pods do, each deleted with its pod ten minutes after it finishes
+  (`ttlSecondsAfterFinished`). Halfway through, a node fails (its agent stops: the node
+  lifecycle controller marks it NotReady and taints it, and its pods are evicted after their
+  300 s tolerations, the Deployments' replaced) and comes back half an hour later. The
+  Deployment, ReplicaSet, Job, TTL-after-finished, garbage collector and node lifecycle
+  controllers all work as in `pinnace up`.
+
+`--scenario FILE` measures any scenario instead, for its own `until`.
 
 Figures: simulated and wall seconds and their ratio (the speed-up), the pods created and their
 rate over wall time, the CPU time of the run (user and system, of this process: what to compare
@@ -29,6 +42,12 @@ from pinnace.sim.simulation import Simulation
 NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 POD_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
 MEDIAN_RUN = "1h"
+WORKLOADS = ("churn", "day")
+DEPLOYMENTS = 10
+"""Of the `day` workload, each restarted every hour."""
+FAILED_NODE = "pool-1"
+FAILURE = 1800.0
+"""Seconds the `day` workload's failed node stays down."""
 
 
 def figures() -> tuple[Figure, ...]:
@@ -65,6 +84,72 @@ def churn(nodes: int, pods: int, hours: float) -> Scenario:
                         "template": _pod(),
                         "arrivals": {"poisson": {"ratePerSecond": pods / seconds}},
                         "count": pods,
+                        "runTime": {"lognormal": {"median": MEDIAN_RUN, "sigma": 0.5}},
+                        "usage": {"cpu": {"uniform": {"min": "100m", "max": "500m"}}},
+                    }
+                ],
+                "metrics": {"interval": "5m"},
+            },
+        },
+        source="bench",
+    )
+
+
+def day(nodes: int, pods: int, hours: float) -> Scenario:
+    """The `day` workload (see the module's docstring): about `pods` pod lifetimes over
+    `hours`, half of them of the Deployments and half Jobs."""
+    seconds = hours * 3600
+    restarts = int(hours)
+    replicas = max(1, round(pods / 2 / (DEPLOYMENTS * (restarts + 1))))
+    jobs = max(1, pods - DEPLOYMENTS * replicas * (restarts + 1))
+    names = [f"web-{i}" for i in range(DEPLOYMENTS)]
+    timeline: list[dict[str, Any]] = [
+        {
+            "at": f"{(hour + 0.5) * 3600:g}s",
+            "patch": {
+                "kind": "Deployment",
+                "name": name,
+                "type": "merge",
+                "patch": {
+                    "spec": {
+                        "template": {
+                            "metadata": {
+                                "annotations": {
+                                    "kubectl.kubernetes.io/restartedAt": f"hour-{hour + 1}"
+                                }
+                            }
+                        }
+                    }
+                },
+            },
+        }
+        for hour in range(restarts)
+        for name in names
+    ]
+    timeline += [
+        {"at": f"{seconds / 2:g}s", "failNode": {"node": FAILED_NODE}},
+        {"at": f"{seconds / 2 + FAILURE:g}s", "recoverNode": {"node": FAILED_NODE}},
+    ]
+    timeline.sort(key=lambda step: float(step["at"][:-1]))
+    return parse_scenario(
+        {
+            "apiVersion": "sim.pinnace.dev/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "day"},
+            "spec": {
+                "until": f"{seconds:g}s",
+                "cluster": {
+                    "nodePools": [{"name": "pool", "count": nodes, "capacity": NODE_CAPACITY}],
+                    "controllerManager": {"terminatedPodGCThreshold": 1000},
+                },
+                "objects": [_deployment(name, replicas) for name in names],
+                "timeline": timeline,
+                "workloads": [
+                    {
+                        "name": "job",
+                        "template": _job(),
+                        "arrivals": {"poisson": {"ratePerSecond": jobs / seconds}},
+                        "count": jobs,
                         "runTime": {"lognormal": {"median": MEDIAN_RUN, "sigma": 0.5}},
                         "usage": {"cpu": {"uniform": {"min": "100m", "max": "500m"}}},
                     }
@@ -114,6 +199,36 @@ def render(results: dict[str, Any], as_json: bool) -> str:
         figures(),
         {"": results},
     )
+
+
+def _deployment(name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels, "annotations": {"sim.pinnace.dev/cpu": "300m"}},
+                "spec": {
+                    "containers": [
+                        {"name": "web", "image": "nginx", "resources": {"requests": POD_REQUESTS}}
+                    ]
+                },
+            },
+        },
+    }
+
+
+def _job() -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {},
+        "spec": {"ttlSecondsAfterFinished": 600, "template": {"spec": _pod()["spec"]}},
+    }
 
 
 def _pod() -> dict[str, Any]:

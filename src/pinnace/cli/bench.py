@@ -56,7 +56,7 @@ def _bench_simulate(args: argparse.Namespace) -> int:
         scenario = (
             simulate_bench.load(args.scenario)
             if args.scenario
-            else simulate_bench.churn(args.nodes, args.pods, args.hours)
+            else getattr(simulate_bench, args.workload)(args.nodes, args.pods, args.hours)
         )
     except (ValueError, OSError) as e:  # ScenarioError is a ValueError
         print(f"pinnace bench simulate: {e}", file=sys.stderr)
@@ -154,14 +154,17 @@ def _add_bench_simulate(benchmarks: argparse._SubParsersAction[argparse.Argument
         help="the simulated mode: a day of pod churn on the virtual clock, or a scenario",
     )
     simulate.add_argument(
-        "--nodes", type=whole(1), default=1000, help="nodes of the churn workload (1000)"
+        "--workload",
+        choices=simulate_bench.WORKLOADS,
+        default="churn",
+        help="bare pods arriving (churn), or Deployments restarted hourly, Jobs arriving and a"
+        " node failing and recovering (day)",
     )
+    simulate.add_argument("--nodes", type=whole(1), default=1000, help="nodes (1000)")
     simulate.add_argument(
-        "--pods", type=whole(0), default=10_000, help="pods arriving over the run (10000)"
+        "--pods", type=whole(0), default=10_000, help="pod lifetimes over the run (10000)"
     )
-    simulate.add_argument(
-        "--hours", type=whole(1), default=24, help="simulated hours of the churn workload (24)"
-    )
+    simulate.add_argument("--hours", type=whole(1), default=24, help="simulated hours (24)")
     simulate.add_argument(
         "--scenario", metavar="FILE", help="measure this scenario instead, for its own until"
     )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.client.own_writes import Checked, checking
 from tests.controllers.workloads import PODS, Workloads
 
 from pinnace.api import catalog
@@ -38,6 +39,13 @@ def job(name: str = "pi", command: str = "sleep 5", **spec: Any) -> Object:
 
 
 FAIL = {"sim.pinnace.dev/exit-code": "1"}
+
+
+@pytest.fixture(autouse=True)
+def own_writes_decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Checked]:
+    """The Job controller's status writes are its own (`update_status_own`): each must be
+    stored as decoding it would store it, through every condition, count and index here."""
+    yield from checking(monkeypatch)
 
 
 @pytest.fixture

@@ -121,6 +121,12 @@ class Client(ABC):
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         """PUT the status subresource: only `obj`'s status is written."""
 
+    async def update_status_own(self, kind: Kind, obj: Object) -> Object:
+        """`update_status` with an object this process keeps in the form decoding gives (a
+        controller's copy of what it read, its status changed: the Job controller's), as for
+        `update_own`; over HTTP it is `update_status`."""
+        return await self.update_status(kind, obj)
+
     @abstractmethod
     async def update_finalize(self, kind: Kind, obj: Object) -> Object:
         """PUT namespaces/finalize: only the namespace's spec.finalizers is written."""

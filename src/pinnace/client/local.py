@@ -137,6 +137,9 @@ class LocalClient(Client):
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "status")
 
+    async def update_status_own(self, kind: Kind, obj: Object) -> Object:
+        return await self._update(kind, obj, "status", self._own_options)
+
     async def update_finalize(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "finalize")
 

@@ -919,7 +919,7 @@ class JobController:
             self._recorder.event(job, EVENT_TYPE_WARNING, finished["reason"], finished["message"])
 
     async def _write_status(self, ctx: _Sync) -> None:
-        written = await self._client.update_status(JOBS, ctx.job)
+        written = await self._client.update_status_own(JOBS, ctx.job)
         ctx.job["metadata"] = clone(written["metadata"])
 
 

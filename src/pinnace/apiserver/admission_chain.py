@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator, Hashable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from random import Random
 from typing import TYPE_CHECKING, Any
@@ -61,9 +61,6 @@ if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
 
 _QUOTA_RETRIES = 16
-_NOTHING_CHARGED = nullcontext()
-
-
 _VALIDATED: dict[tuple[str, str], frozenset[str]] = {
     ("", "Pod"): frozenset({"CREATE"}),
     ("", "PersistentVolumeClaim"): frozenset({"CREATE", "UPDATE"}),
@@ -264,7 +261,7 @@ class AdmissionChain:
         objects not loaded yet; a VerticalPodAutoscaler in the namespace, which reads the
         pod's controllers)."""
         stored = self._objects
-        if not stored.loaded or stored.named(VPAS, namespace):
+        if not stored.loaded or stored.holds(VPAS, namespace):
             return None
         acting = requester()
         return (stored.changes, self._configured, _requester_key(acting))
@@ -352,21 +349,22 @@ class AdmissionChain:
         dry_run: bool = False,
         old: Object | None = None,
         subresource: str = "",
-    ) -> AbstractAsyncContextManager[None]:
+    ) -> AbstractAsyncContextManager[None] | None:
         """ResourceQuota's admission of a create, or of an update of `old` that v1.32 charges
         what it adds (a pod's resize, a Service's or claim's write: `charges_update`): its
         usage is charged to the namespace's quotas (403 when one cannot take it), then the
         block stores the object. A charge whose object was not stored is given back at once.
-        A dry run is refused as its write would be, and charges nothing."""
+        A dry run is refused as its write would be, and charges nothing. None when there is
+        nothing to charge (most writes): the caller stores without a block."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         if old is not None and not resource_quota.charges_update(
             kind.plural, kind.group, subresource
         ):
-            return _NOTHING_CHARGED
+            return None
         if not kind.namespaced or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES:
-            return _NOTHING_CHARGED
+            return None
         if self._no_quota_at_once(namespace):
-            return _NOTHING_CHARGED
+            return None
         if dry_run:
             return self._checked(kind, obj, old, namespace)
         return self._charged(kind, obj, old, namespace)
@@ -386,7 +384,7 @@ class AdmissionChain:
         return (
             self._objects.loaded
             and self._quota_gate.idle(namespace)
-            and not self._objects.list(RESOURCE_QUOTAS, namespace)
+            and not self._objects.holds(RESOURCE_QUOTAS, namespace)
         )
 
     @asynccontextmanager

@@ -85,6 +85,11 @@ class AdmissionObjects:
             ordered = self._ordered[where] = [bucket[name] for name in sorted(bucket)]
         return list(ordered)
 
+    def holds(self, kind: Kind, namespace: str) -> bool:
+        """Whether there is an object of the kind in one namespace (or of a cluster-scoped
+        kind): what admission asks on every pod, without a list or a view made."""
+        return bool(self._buckets.get(object_key(kind, namespace, "")))
+
     def named(self, kind: Kind, namespace: str) -> Mapping[str, Object]:
         """The objects of one namespace (or of a cluster-scoped kind) by name."""
         return MappingProxyType(self._buckets.get(object_key(kind, namespace, "")) or {})

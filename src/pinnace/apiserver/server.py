@@ -87,6 +87,8 @@ blockTimeout) before it is answered 504 "Too large resource version"."""
 _NAME = Path("metadata", "name")
 _SYSTEM_FIELDS = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 """What a create's metadata may not set (rest.FillObjectMetaSystemFields and BeforeCreate)."""
+_NOTHING_CHARGED = contextlib.nullcontext()
+"""The block of an update that has no quota to charge."""
 
 
 @dataclass
@@ -503,16 +505,20 @@ class APIServer:
     ) -> Result:
         """ResourceQuota's charge, then the store's write (none for a dry run); `finish`
         is told whether the object was stored."""
+        dry_run = options.dry_run
         stored_ok = False
         try:
-            async with self.admission.quota_charged(kind, obj, options.dry_run):
-                if options.dry_run:
-                    obj = await self._store_new(kind, namespace, obj, generate, dry_run=True)
-                    return Result(obj, warnings, created=True)
-                stored = await self._store_new(kind, namespace, obj, generate)
-                stored_ok = True
+            charged = self.admission.quota_charged(kind, obj, dry_run)
+            if charged is None:
+                stored = await self._store_new(kind, namespace, obj, generate, dry_run)
+            else:
+                async with charged:
+                    stored = await self._store_new(kind, namespace, obj, generate, dry_run)
+            stored_ok = not dry_run
         finally:
             finish(stored_ok)
+        if dry_run:
+            return Result(stored, warnings, created=True)
         if self.admission.recounts_after("CREATE", kind, namespace):
             await self.admission.after_write("CREATE", kind, namespace)
         return Result(stored, warnings, created=True)
@@ -812,11 +818,13 @@ class APIServer:
                 if self.admission.validates("UPDATE", kind):
                     await self.admission.validate("UPDATE", kind, new, old, subresource)
                 if options.dry_run:
-                    async with self.admission.quota_charged(kind, new, True, old, subresource):
+                    charged = self.admission.quota_charged(kind, new, True, old, subresource)
+                    async with charged or _NOTHING_CHARGED:
                         return Result(new, written)
                 if deletion.deletion_due(new):
                     return Result(await self._remove(kind, key, name, old), written)
-                async with self.admission.quota_charged(kind, new, False, old, subresource):
+                charged = self.admission.quota_charged(kind, new, False, old, subresource)
+                async with charged or _NOTHING_CHARGED:
                     stored = await self.store.update(key, new, resource_version(old))
                 stored_ok = True
             except ConflictError:

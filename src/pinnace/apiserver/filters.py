@@ -17,7 +17,6 @@ from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector, required_json
 from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions, parse_selectors
-from pinnace.store import WatchEvent
 
 
 @dataclass(frozen=True)
@@ -51,14 +50,6 @@ class Filter:
     @property
     def everything(self) -> bool:
         return self.labels is None and self.fields is None
-
-    def touches(self, change: WatchEvent) -> bool:
-        """Whether a watch with this filter reports `change`: its object matches, or the one it
-        replaced did (then it is reported as deleted)."""
-        before = change.prev_object
-        if change.type != "DELETED" and self.matches(change.object):
-            return True
-        return before is not None and self.matches(before)
 
     def matches(self, obj: Object) -> bool:
         if self.labels is not None:

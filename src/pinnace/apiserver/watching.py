@@ -11,7 +11,7 @@ state, at the revision of the change), one that starts matching as ADDED.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api.kind import Kind
@@ -153,7 +153,12 @@ async def _watch_batches(
     else:
         start = parse_resource_version(options.resource_version)
     # Changes the filter leaves out neither wake this watch nor fill its buffer.
-    wanted = None if selected.everything else selected.touches
+    translate: Callable[[WatchEvent], Object | None]
+    if selected.everything:
+        wanted, translate = None, _as_is
+    else:
+        translated = _Translated(selected)
+        wanted, translate = translated.wanted, translated.out
     try:
         stream = server.store.watch(prefix, start, wanted)
     except CompactedError as e:
@@ -171,7 +176,7 @@ async def _watch_batches(
                 return
             batch = []
             for change in (event, *stream.ready(BATCH - 1)):
-                out = _translate(change, selected)
+                out = translate(change)
                 if out is not None:
                     batch.append(out)
             if batch:
@@ -184,9 +189,33 @@ async def _watch_batches(
         stream.close()
 
 
+class _Translated:
+    """A selective watch's changes as it sends them (`_translate`), each worked out once: a
+    live change when the store offers it (`wanted`), kept until the watch sends it; one the
+    watch replays from the store's history when it sends it."""
+
+    def __init__(self, selected: Filter) -> None:
+        self._selected = selected
+        self._offered: dict[int, Object] = {}
+        """By revision, the live changes the watch took and has not sent yet."""
+
+    def wanted(self, change: WatchEvent) -> bool:
+        out = _translate(change, self._selected)
+        if out is None:
+            return False
+        self._offered[change.revision] = out
+        return True
+
+    def out(self, change: WatchEvent) -> Object | None:
+        out = self._offered.pop(change.revision, None)
+        return _translate(change, self._selected) if out is None else out
+
+
+def _as_is(event: WatchEvent) -> Object:
+    return {"type": event.type, "object": event.object}
+
+
 def _translate(event: WatchEvent, selected: Filter) -> Object | None:
-    if selected.everything:
-        return {"type": event.type, "object": event.object}
     now = event.type != "DELETED" and selected.matches(event.object)
     before = event.prev_object is not None and selected.matches(event.prev_object)
     if event.type == "DELETED":

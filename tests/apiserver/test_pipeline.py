@@ -440,6 +440,38 @@ def test_a_live_field_selected_watch_sees_what_enters_and_leaves_its_selection(a
     ]
 
 
+def test_a_field_selected_watch_sends_replayed_and_live_changes_alike(api: Any) -> None:
+    """A change the watch replays from history and one it takes live (whose verdict is
+    worked out when the store offers it) are sent alike: MODIFIED while the object matches
+    before and after, DELETED once it stops matching."""
+    events = catalog.kind("", "events")
+
+    def event(reason: str, message: str) -> dict[str, Any]:
+        involved = {"kind": "Pod", "namespace": "default", "name": "a"}
+        body = {"metadata": {"name": "a"}, "involvedObject": involved}
+        return {**body, "reason": reason, "message": message}
+
+    created = api.call(api.server.create, events, "default", event("FailedScheduling", "0")).obj
+
+    async def scenario() -> list[tuple[str, str, str]]:
+        rv = created["metadata"]["resourceVersion"]
+        options = ListOptions(field_selector="reason=FailedScheduling", resource_version=rv)
+        stream = api.server.watch(events, "default", options)
+        await api.server.update(events, "default", "a", event("FailedScheduling", "1"))
+        seen = [await anext(stream)]  # replayed; the watch is live from now on
+        await api.server.update(events, "default", "a", event("FailedScheduling", "2"))
+        await api.server.update(events, "default", "a", event("Scheduled", "3"))
+        seen += [await anext(stream) for _ in range(2)]
+        await stream.aclose()
+        return [(e["type"], e["object"]["reason"], e["object"]["message"]) for e in seen]
+
+    assert api.run(scenario()) == [
+        ("MODIFIED", "FailedScheduling", "1"),
+        ("MODIFIED", "FailedScheduling", "2"),
+        ("DELETED", "FailedScheduling", "2"),
+    ]
+
+
 def test_watch_from_a_compacted_revision_gets_a_410_error_event(api: Any) -> None:
     first = api.call(api.server.create, CONFIGMAPS, "default", cm("a")).obj
     for i in range(3):

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pinnace.api.apps import int_or_percent_value
-from pinnace.api.objects import Object, clone
+from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import parse_time
 
 POD_TEMPLATE_HASH = "pod-template-hash"
@@ -63,16 +63,23 @@ def safe_encode_string(text: str) -> str:
 
 
 def _without_hash(template: Object) -> Object:
-    t = clone(template or {})
-    labels = (t.get("metadata") or {}).get("labels")
-    if labels is not None:
-        labels.pop(POD_TEMPLATE_HASH, None)
-        if not labels:
-            del t["metadata"]["labels"]
-    return t
+    """The template without its pod-template-hash label (nor labels, when that was the only
+    one): a view for comparing, sharing every other part with `template`."""
+    metadata = template.get("metadata") or {}
+    labels = metadata.get("labels")
+    if labels is None:
+        return template
+    metadata = dict(metadata)
+    rest = {k: v for k, v in labels.items() if k != POD_TEMPLATE_HASH}
+    if rest:
+        metadata["labels"] = rest
+    else:
+        del metadata["labels"]
+    return {**template, "metadata": metadata}
 
 
 def equal_ignore_hash(a: Object, b: Object) -> bool:
+    """EqualIgnoreHash: whether two pod templates are the same but for the hash label."""
     return _without_hash(a) == _without_hash(b)
 
 

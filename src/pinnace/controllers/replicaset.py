@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from pinnace.api import catalog
@@ -227,24 +227,25 @@ class ReplicaSetController(ControlledPodEvents):
             return next((e for e in results if e is not None), None)
         return None
 
-    def _related_pods(self, rs: Object) -> list[Object]:
+    def _related_pods(self, rs: Object) -> Iterator[Object]:
         """The pods matching the selector of any replica set with the same controller as `rs`
-        (getIndirectlyRelatedPods): none for a replica set of its own, whose surplus pods are
-        then not ranked by node."""
+        (getIndirectlyRelatedPods), each once: none for a replica set of its own, whose
+        surplus pods are then not ranked by node. Found as they are read: `pods_to_delete`
+        reads them only when it has to rank."""
         owner = controller_ref(rs)
         if owner is None:
-            return []
-        related: dict[str, Object] = {}
-        for sibling in self._replica_sets.list(rs["metadata"]["namespace"]):
-            if (controller_ref(sibling) or {}).get("uid") != owner.get("uid"):
-                continue
-            selector = self.pod_selector(sibling)
-            if selector is None:
-                continue
-            for pod in self._pods.list(rs["metadata"]["namespace"]):
-                if selector.matches(pod["metadata"].get("labels") or {}):
-                    related.setdefault(pod["metadata"]["uid"], pod)
-        return list(related.values())
+            return
+        namespace = rs["metadata"]["namespace"]
+        selectors = [
+            selector
+            for sibling in self._replica_sets.list(namespace)
+            if (controller_ref(sibling) or {}).get("uid") == owner.get("uid")
+            and (selector := self.pod_selector(sibling)) is not None
+        ]
+        for pod in self._pods.list(namespace):
+            labels = pod["metadata"].get("labels") or {}
+            if any(selector.matches(labels) for selector in selectors):
+                yield pod
 
     async def _create_pod(self, rs: Object) -> None:
         await self._pod_control.create(

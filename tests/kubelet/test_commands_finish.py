@@ -249,8 +249,33 @@ def test_a_server_runs_alike_whatever_its_container_sees(container: dict[str, An
     assert context_free_behaviour(pod, "c") == container_behaviour(pod, "c", seen)
 
 
+@pytest.mark.parametrize(
+    "container",
+    [
+        {"image": "busybox"},
+        {"image": "alpine:3.20"},
+        {"image": "busybox", "command": ["/bin/sh", "-i"], "args": []},
+        {"image": "bash", "command": ["bash", "-l"]},
+    ],
+    ids=["busybox", "alpine", "sh-i", "bash-l"],
+)
+def test_a_shell_without_a_script_reads_only_its_stdin(container: dict[str, Any]) -> None:
+    # It reads nothing and exits at once, whatever its context, unless its stdin is open.
+    pod = {"metadata": {}, "spec": {"containers": [{"name": "c", **container}]}}
+    argv = container_argv(pod, "c")
+    assert not reads_context(argv, stdin_open=False)
+    assert reads_context(argv, stdin_open=True)
+    seen = ShellContext(environment={"HOME": "/root", "ENV": "/etc/profile"}, hostname="p")
+    assert context_free_behaviour(pod, "c") == container_behaviour(pod, "c", seen)
+    waiting = container_behaviour(pod, "c", ShellContext(stdin_open=True))
+    assert waiting != context_free_behaviour(pod, "c")
+
+
 def test_what_may_read_its_context_is_modelled_in_it() -> None:
     assert reads_context(["sh", "-c", "nginx"])
+    assert reads_context(["sh", "-c"], stdin_open=False)
+    assert reads_context(["sh", "/script.sh"], stdin_open=False)
+    assert reads_context(["sh", "-c", "$(SCRIPT)"], stdin_open=False)
     assert reads_context(["nginx", "-c", "$(CONF)"])
     assert reads_context(["cat", "/etc/hostname"])
     assert not reads_context([])

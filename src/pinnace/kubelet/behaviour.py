@@ -70,7 +70,13 @@ from typing import Any
 from pinnace.api.core.pod import BEHAVIOUR_ANNOTATION_PREFIX
 from pinnace.api.core.pod_shape import container_named
 from pinnace.api.objects import Remembered
-from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, SERVERS, CommandRun, UnknownOutcome
+from pinnace.kubelet.commands import (
+    EXIT_CODE_SIGTERM,
+    SERVERS,
+    SHELLS,
+    CommandRun,
+    UnknownOutcome,
+)
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
@@ -330,13 +336,18 @@ def _with_drawn(
     return behaviour if behaviour.later is not None else _SHARED(behaviour)
 
 
-def reads_context(argv: Sequence[str]) -> bool:
+def reads_context(argv: Sequence[str], stdin_open: bool = True) -> bool:
     """Whether running `argv` may read its container's environment or files: anything but no
-    command at all, or one of the well-known servers (an image's own, `/pause`, `nginx -g
-    "daemon off;"`), which serve whatever their arguments, with no `$` to expand."""
-    if not argv:
-        return False
-    return argv[0].rsplit("/", 1)[-1] not in SERVERS or any("$" in word for word in argv)
+    command at all, one of the well-known servers (an image's own, `/pause`, `nginx -g
+    "daemon off;"`), which serve whatever their arguments, or a shell with no script (busybox's
+    `sh`), which reads only its stdin: nothing, unless the container keeps it open
+    (`stdin_open`, taken as open unless said), with no `$` to expand."""
+    if not argv or any("$" in word for word in argv):
+        return bool(argv)
+    program = argv[0].rsplit("/", 1)[-1]
+    if program in SHELLS and (len(argv) == 1 or (len(argv) == 2 and argv[1] in ("-i", "-l"))):
+        return stdin_open  # as `shell._sh` runs it
+    return program not in SERVERS
 
 
 def is_model_annotation(name: str) -> bool:

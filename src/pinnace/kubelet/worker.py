@@ -974,9 +974,10 @@ class PodWorker:
         if not command and not may_fail(spec):
             return context_free_behaviour(pod, name, unknown), None
         # a commandless one's creation fails all the same, and exec'd commands inherit it
-        context, kept = self._start_context(pod, name, spec, layer)
-        if reads_context(command):
+        if reads_context(command, bool(spec.get("stdin"))):
+            context, kept = self._start_context(pod, name, spec, layer)
             return container_behaviour(pod, name, context, unknown), kept
+        kept = self._kept_context(pod, name, spec, layer)
         return context_free_behaviour(pod, name, unknown), kept
 
     def _start_context(
@@ -990,6 +991,16 @@ class PodWorker:
             _ENVIRONMENTS(tuple(env.items())), files if mounts_sub_path(spec) else None
         )
         return self._shell_context(pod, spec, env, files), kept
+
+    def _kept_context(
+        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
+    ) -> StartContext:
+        """What a run of container `name` over `layer` keeps of its context, for a command
+        that does not read it: `_start_context`'s, failing alike, without the files and shell
+        that only a subPath's copies need at the start (exec makes them)."""
+        env = self.host.container_environment(pod, name, self.pod_ip)
+        files = self._filesystem(pod, spec, env, layer) if mounts_sub_path(spec) else None
+        return StartContext(_ENVIRONMENTS(tuple(env.items())), files)
 
     def _shell_context(
         self,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 
+from pinnace.api.objects import Shared
 from pinnace.kubelet.behaviour import IMAGE_COMMANDS
 from pinnace.kubelet.runtime import image_reference, image_repository
 
@@ -82,7 +83,7 @@ def _lacking(image: str, argv: Sequence[str]) -> str | None:
     return f'unable to start container process: exec: "{program}": {why}'
 
 
-def _scratch(image: str) -> bool:
+def _is_scratch(image: str) -> bool:
     repository = image_repository(image)
     if not any(
         repository == r or (r.endswith("*") and repository.startswith(r[:-1]))
@@ -91,3 +92,7 @@ def _scratch(image: str) -> bool:
         return False
     tag = image_reference(image).split("@", 1)[0].rsplit(":", 1)[-1]
     return "debug" not in tag
+
+
+# Read at every container's start: the pods of a workload name a few images.
+_scratch = Shared(_is_scratch, 1024).__getitem__

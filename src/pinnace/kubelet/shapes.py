@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
-from pinnace.api.objects import Remembered, plain_json
+from pinnace.api.objects import Remembered, Shared, plain_json
 
 T = TypeVar("T")
 
@@ -42,7 +42,8 @@ def shape_key(
     # Dicts, as decoded: anything else is not remembered (nor worth the checks' time).
     if type(m) is not dict or type(spec) is not dict or type(status) is not dict:
         return None
-    read = {k: v for k, v in (m.get("annotations") or {}).items() if annotations(k)}
+    given = m.get("annotations") if annotations is not no_annotations else None
+    read = {k: v for k, v in given.items() if annotations(k)} if given else {}
     shape = spec.copy()
     for name in _NOT_READ:
         shape.pop(name, None)
@@ -66,7 +67,10 @@ class ShapeMemo(Remembered[T]):
 
     def __init__(self, size: int, annotations: AnnotationFilter = no_annotations) -> None:
         super().__init__(size)
-        self._annotations = annotations
+        # The pods of a workload carry a few annotation names: each is asked about once.
+        self._annotations = (
+            annotations if annotations is no_annotations else Shared(annotations, 4096).__getitem__
+        )
 
     def of(self, pod: Mapping[str, Any], work: Callable[[], T], *extra: Hashable) -> T:
         """`work()`'s answer for the pod, worked out at the first pod of its shape."""

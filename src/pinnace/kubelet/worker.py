@@ -226,6 +226,8 @@ class _Plan:
     outcomes: Mapping[ProbeType, ProbeOutcomes] | None = None
     context: StartContext | None = None
     """What it keeps of its context, when its start made it (`ContainerStatus.context`)."""
+    argv: Sequence[str] = ()
+    """What it runs: its command and args (`container_argv`)."""
 
 
 def differs_semantically(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -948,7 +950,8 @@ class PodWorker:
         try:
             pod_ip = self.pod_ip
             now = self.host.clock.now
-            behaviour, context = self._behaviour(pod, c.name, spec, layer)
+            argv = container_argv(pod, c.name)
+            behaviour, context = self._behaviour(pod, c.name, spec, argv, layer)
             return _Plan(
                 behaviour,
                 hook_run(pod, spec, POST_START, now),
@@ -958,19 +961,24 @@ class PodWorker:
                     for kind, prober in probers.items()
                 },
                 context,
+                argv,
             )
         except (BehaviourError, ConfigError) as e:
             return str(e)
 
     def _behaviour(
-        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
+        self,
+        pod: Mapping[str, Any],
+        name: str,
+        spec: Mapping[str, Any],
+        command: Sequence[str],
+        layer: WritableFiles,
     ) -> tuple[ContainerBehaviour, StartContext | None]:
-        """Container `name`'s model for a run over `layer`, and what the run keeps of its
-        context when that had to be made now (it has a command, or an environment that may
-        fail). Raises ConfigError (its environment cannot be made: a missing ConfigMap or
-        Secret) or BehaviourError."""
+        """Container `name`'s model for a run of `command` over `layer`, and what the run
+        keeps of its context when that had to be made now (it has a command, or an
+        environment that may fail). Raises ConfigError (its environment cannot be made: a
+        missing ConfigMap or Secret) or BehaviourError."""
         unknown = self.host.unknown_command
-        command = container_argv(pod, name)
         if not command and not may_fail(spec):
             return context_free_behaviour(pod, name, unknown), None
         # a commandless one's creation fails all the same, and exec'd commands inherit it
@@ -1117,7 +1125,7 @@ class PodWorker:
         if c.previous is not None:
             self.host.runtime.remove_container(c.previous.id)
         c.previous = c.current
-        failure = start_error(c.image, container_argv(pod, c.name)) or ""
+        failure = start_error(c.image, plan.argv) or ""
         c.current = self.host.runtime.start_container(
             self.uid,
             c.name,

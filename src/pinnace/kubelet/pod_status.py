@@ -396,7 +396,7 @@ def pod_conditions(
     inits: Sequence[ContainerRecord],
     apps: Sequence[ContainerRecord],
     phase: str,
-    previous: Sequence[Mapping[str, Any]],
+    previous: Mapping[str | None, tuple[str | None, ...]],
     now: str,
     gates: Sequence[str] = (),
     others: Sequence[Mapping[str, Any]] = (),
@@ -404,9 +404,10 @@ def pod_conditions(
     sandbox: bool = True,
 ) -> list[dict[str, Any]]:
     """PodReadyToStartContainers, Initialized, Ready, ContainersReady and PodScheduled, in the
-    order the kubelet lists them; a transition time moves only when the status changes. Ready
-    also waits for the conditions named by the pod's readiness `gates` among the `others`
-    (the API's conditions the kubelet does not own). PodReadyToStartContainers is True while
+    order the kubelet lists them; a transition time moves only when the status changes from
+    the `previous` one (status and lastTransitionTime, by type). Ready also waits for the
+    conditions named by the pod's readiness `gates` among the `others` (the API's conditions
+    the kubelet does not own). PodReadyToStartContainers is True while
     the pod's `sandbox` is ready: set up (its volumes mounted) and not yet stopped with the
     pod (PodSandboxChanged)."""
     # GeneratePodInitializedCondition: a sidecar is initialized once started; an app container
@@ -449,11 +450,10 @@ def pod_conditions(
         ("ContainersReady", *containers_ready),
         ("PodScheduled", "True", "", ""),
     ]
-    before = {c.get("type"): c for c in previous}
     conditions = []
     for kind, status, reason, message in wanted:
-        old = before.get(kind) or {}
-        since = old.get("lastTransitionTime") if old.get("status") == status else None
+        old = previous.get(kind)
+        since = old[1] if old is not None and old[0] == status else None
         condition: dict[str, Any] = {
             "type": kind,
             "status": status,

@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
+import operator
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -262,15 +264,23 @@ def _transitions(conditions: Iterable[Mapping[str, Any]]) -> tuple[str | None, .
     return _TRANSITIONS(transitions)
 
 
+def _own_transitions(conditions: Iterable[Mapping[str, Any]]) -> tuple[str | None, ...]:
+    """`_transitions` of the conditions `pod_conditions` made: each has the three fields, of
+    strings shared already (constants, a second's `format_time`, the transitions before)."""
+    return _TRANSITIONS(tuple(itertools.chain.from_iterable(map(_TRANSITION, conditions))))
+
+
+_TRANSITION = operator.itemgetter("type", "status", "lastTransitionTime")
 _TRANSITIONS: Interned[tuple[str | None, ...]] = Interned(1024)
 _ENVIRONMENTS: Interned[tuple[tuple[str, str], ...]] = Interned(1024)
 """What the running containers keep of their environments (`StartContext`): the pods of one
 template are given the same."""
 
 
-def _conditions(transitions: Sequence[str | None]) -> list[dict[str, Any]]:
+def _conditions(transitions: Sequence[str | None]) -> dict[str | None, tuple[str | None, ...]]:
+    """The (status, lastTransitionTime) of each condition of `transitions`, by type."""
     rows = zip(transitions[::3], transitions[1::3], transitions[2::3], strict=True)
-    return [{"type": t, "status": s, "lastTransitionTime": since} for t, s, since in rows]
+    return {t: (s, since) for t, s, since in rows}
 
 
 def _copy(pod: Object) -> Object:
@@ -1630,7 +1640,7 @@ class PodWorker:
             self._foreign,
             sandbox=self._ip != "" and not self.stopped,
         )
-        self._transitions = _transitions(conditions)
+        self._transitions = _own_transitions(conditions)
         self._reported = True
         ips = [{"ip": self.host.host_ip}]
         pod_ip = self.pod_ip

@@ -944,10 +944,10 @@ class NodeAgent:
         """What its pods use now, as `summary` has it, for less: the CPU (nano-cores) and the
         memory working set (bytes) of their running containers."""
         running = [
-            c.current.id
+            run.key
             for w in self.workers.values()
             for c in w.containers
-            if c.running and c.current is not None
+            if (run := c.current) is not None and run.ended is None  # c.running
         ]
         return self.runtime.cpu_and_memory(running) if running else (0, 0)
 

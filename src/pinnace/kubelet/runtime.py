@@ -305,9 +305,9 @@ class ContainerRuntime(ABC):
         return sum(s.rootfs_used_bytes for s in stats), sum(s.logs_used_bytes for s in stats)
 
     @abstractmethod
-    def cpu_and_memory(self, container_ids: Iterable[str]) -> tuple[int, int]:
-        """The CPU (nano-cores) and memory working set (bytes) these running containers use
-        now, in all, as their stats say."""
+    def cpu_and_memory(self, containers: Iterable[ContainerKey]) -> tuple[int, int]:
+        """The CPU (nano-cores) and memory working set (bytes) these running containers (by
+        `ContainerStatus.key`) use now, in all, as their stats say."""
 
     @abstractmethod
     def list_containers(self) -> list[ContainerStatus]:
@@ -429,7 +429,7 @@ class SimulatedRuntime(ContainerRuntime):
         self._exited: dict[ContainerKey, ContainerStats] = {}
         """What exited containers leave on disk until they are removed."""
         self._started = 0
-        self._steady_figures: tuple[int, dict[str, tuple[int, int]]] | None = None
+        self._steady_figures: tuple[int, dict[ContainerKey, tuple[int, int]]] | None = None
         """`_cpu_and_memory_now` as of `changes`, while every running container's CPU and
         memory curves are steady: sampling thousands of quiet nodes does not share their CPUs
         out again each time."""
@@ -614,22 +614,22 @@ class SimulatedRuntime(ContainerRuntime):
             logs += r.log_bytes()
         return rootfs, logs
 
-    def cpu_and_memory(self, container_ids: Iterable[str]) -> tuple[int, int]:
+    def cpu_and_memory(self, containers: Iterable[ContainerKey]) -> tuple[int, int]:
         # The figures of list_container_stats, but only the two, and of running containers.
         figures = self._steady_figures
         if figures is None or figures[0] != self.changes:
             figures = self._cpu_and_memory_now()
         cpu = memory = 0
-        by_id = figures[1]
-        for container_id in set(container_ids):
-            found = by_id.get(container_id)
+        by_key = figures[1]
+        for key in set(containers):
+            found = by_key.get(key)
             if found is not None:
                 cpu += found[0]
                 memory += found[1]
         return cpu, memory
 
-    def _cpu_and_memory_now(self) -> tuple[int, dict[str, tuple[int, int]]]:
-        """Each running container's CPU share and working set now, by ID, with `changes`;
+    def _cpu_and_memory_now(self) -> tuple[int, dict[ContainerKey, tuple[int, int]]]:
+        """Each running container's CPU share and working set now, by key, with `changes`;
         kept while they stay so (every curve steady), until the running containers change."""
         now = self._clock.now()
         running = list(self._running.values())
@@ -638,7 +638,7 @@ class SimulatedRuntime(ContainerRuntime):
         figures = (
             self.changes,
             {
-                r.id: (round(share), round(r.usage.memory.at(now - r.started_at)))
+                r.key: (round(share), round(r.usage.memory.at(now - r.started_at)))
                 for r, share in zip(running, got, strict=True)
             },
         )

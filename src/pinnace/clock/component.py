@@ -30,23 +30,37 @@ class HeldTasks:
 
     A set would do, but a set of tasks iterates in the order of their memory addresses, so
     cancelling them at a stop would run their endings in a different order on every run.
+
+    Done tasks are let go in sweeps, each once as many tasks were held as after the last one
+    (twice, at least `_FIRST_SWEEP`): a done callback per task would cost a callback on the
+    loop per task (a scheduler holds one per binding).
     """
+
+    _FIRST_SWEEP = 64
 
     def __init__(self) -> None:
         self._tasks: dict[asyncio.Task[Any], None] = {}
+        self._sweep_at = self._FIRST_SWEEP
 
     def hold(self, task: asyncio.Task[Any]) -> None:
-        self._tasks[task] = None
-        task.add_done_callback(self._forget)
+        tasks = self._tasks
+        tasks[task] = None
+        if len(tasks) >= self._sweep_at:
+            self._sweep()
 
-    def _forget(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.pop(task, None)
+    def _sweep(self) -> None:
+        self._tasks = {task: None for task in self._tasks if not task.done()}
+        self._sweep_at = max(2 * len(self._tasks), self._FIRST_SWEEP)
 
     def __bool__(self) -> bool:
+        """Whether a task held is not done yet."""
+        self._sweep()
         return bool(self._tasks)
 
     def __iter__(self) -> Iterator[asyncio.Task[Any]]:
-        """The tasks held now, first started first (a copy: holding more meanwhile is safe)."""
+        """The tasks held and not done yet, first started first (a copy: holding more
+        meanwhile is safe)."""
+        self._sweep()
         return iter(list(self._tasks))
 
 

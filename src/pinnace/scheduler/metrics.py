@@ -17,7 +17,7 @@ Durations come from the scheduler's clock: on the virtual clock a cycle takes no
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -50,22 +50,25 @@ QUEUES = ("active", "backoff", "unschedulable", "gated")
 class Histogram:
     """One series of a histogram: counts per bucket, their sum and count."""
 
+    __slots__ = ("bounds", "counts", "total")
+
     def __init__(self, bounds: Sequence[float]) -> None:
         self.bounds = bounds
-        self.counts = [0] * len(bounds)
+        self.counts = [0] * (len(bounds) + 1)
+        """The observations per bucket, the last above every bound (+Inf's only)."""
         self.total = 0.0
-        self.observations = 0
 
     def observe(self, amount: float) -> None:
-        index = bisect.bisect_left(self.bounds, amount)
-        if index < len(self.counts):
-            self.counts[index] += 1
+        self.counts[bisect_left(self.bounds, amount)] += 1
         self.total += amount
-        self.observations += 1
+
+    @property
+    def observations(self) -> int:
+        return sum(self.counts)
 
     def buckets(self) -> list[tuple[str, float]]:
         cumulative, out = 0, []
-        for bound, count in zip(self.bounds, self.counts, strict=True):
+        for bound, count in zip(self.bounds, self.counts, strict=False):  # counts has +Inf's too
             cumulative += count
             out.append((format_float(bound), float(cumulative)))
         out.append(("+Inf", float(self.observations)))
@@ -103,16 +106,19 @@ class SchedulerMetrics(Collector):
     def __init__(self, queue: SchedulingQueue, framework: FrameworkMetrics) -> None:
         self.queue = queue
         self.framework = framework
-        self.attempts: dict[tuple[str, str], int] = {}
         self.attempt_durations = HistogramVec(ATTEMPT_BUCKETS)
+        """By result and profile; its observations are the attempts counted."""
         self.sli = HistogramVec(SLI_BUCKETS)
         self.preemption_attempts = 0
         self.victims = Histogram(VICTIM_BUCKETS)
 
+    @property
+    def attempts(self) -> dict[tuple[str, ...], int]:
+        """The attempts by result and profile (`scheduler_schedule_attempts_total`)."""
+        return {labels: s.observations for labels, s in self.attempt_durations.series.items()}
+
     def attempted(self, result: str, profile: str, seconds: float) -> None:
-        key = (result, profile)
-        self.attempts[key] = self.attempts.get(key, 0) + 1
-        self.attempt_durations.observe(key, seconds)
+        self.attempt_durations.observe((result, profile), seconds)
 
     def scheduled(self, attempts: int, seconds_since_first_attempt: float) -> None:
         self.sli.observe((str(attempts),), seconds_since_first_attempt)

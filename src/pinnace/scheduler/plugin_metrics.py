@@ -106,13 +106,16 @@ class FrameworkMetrics:
         self._cycles += 1
         return self._timer if self._cycles % SAMPLE_EVERY == 1 else None
 
-    def extension_point(self, point: str, status: Status, profile: str, started: float) -> None:
+    def extension_point(self, point: str, status: Status, profile: str, started: float) -> float:
+        """Observe a run of `point` begun at `started`; the answer: now, when it ended."""
         key = (point, status.code, profile)
         series = self._point_series.get(key)
         if series is None:
             labels = (point, CODE_NAMES[status.code], profile)
             series = self._point_series[key] = self.extension_points.of(labels)
-        series.observe(self.now() - started)
+        now = self.now()
+        series.observe(now - started)
+        return now
 
     def families(self) -> Iterator[HistogramMetricFamily]:
         yield self.extension_points.family(

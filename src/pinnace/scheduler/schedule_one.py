@@ -408,10 +408,10 @@ class Scheduler:
             if status.is_rejected()
             else "error"
         )
-        self.metrics.attempted(outcome, result.pod.scheduler_name, self.clock.now() - started)
+        now = self.clock.now()
+        self.metrics.attempted(outcome, result.pod.scheduler_name, now - started)
         if result.node_name and queued.initial_attempt_timestamp is not None:
-            since = self.clock.now() - queued.initial_attempt_timestamp
-            self.metrics.scheduled(queued.attempts, since)
+            self.metrics.scheduled(queued.attempts, now - queued.initial_attempt_timestamp)
         return result
 
     def _fit_error(
@@ -577,20 +577,24 @@ class Scheduler:
             return table.names[int(candidates[0])]
         started = self.clock.now()
         status = profile.run_pre_score(state, pod, table, candidates)
-        self._observe(PRE_SCORE, status, profile, started)
+        started = self._observe(PRE_SCORE, status, profile, started)  # Score's start too
         if not status.is_success():
             raise _FitError(status, status.message)
-        started = self.clock.now()
         ranked, status = profile.rank(state, pod, table, candidates)
         self._observe(SCORE, status, profile, started)
         if ranked is None:
             raise _FitError(status, status.message)
         return table.names[self._select_host(candidates, ranked)]
 
-    def _observe(self, point: str, status: Status, profile: Profile, started: float) -> None:
-        self.framework_metrics.extension_point(point, status, profile.scheduler_name, started)
+    def _observe(self, point: str, status: Status, profile: Profile, started: float) -> float:
+        """Observe the run of an extension point begun at `started`; the answer: when it
+        ended."""
+        ended = self.framework_metrics.extension_point(
+            point, status, profile.scheduler_name, started
+        )
         if self._observed is not None:
             self._observed.append((point, status))
+        return ended
 
     def _nominated_node_if_fits(
         self, profile: Profile, state: CycleState, pod: PodInfo

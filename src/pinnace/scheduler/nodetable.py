@@ -306,16 +306,15 @@ class NodeTable:
             self.remove_pod(pod.key, node_name)
             self.add_pod(pod, node_name)
             return
-        affinity = _has_pod_affinity(old), _has_pod_affinity(pod)
-        if _filed_alike(old, pod) and affinity[0] == affinity[1]:
-            self._refile(i, pod, affinity[1])
+        if _filed_alike(old, pod) and old.pod_affinity == pod.pod_affinity:
+            self._refile(i, pod, pod.pod_affinity)
         else:
             self._unplace(i, old, node_name)
             if not _takes_the_same(old, pod) or old.priority != pod.priority:
                 self._account(i, old, -1)
                 self._account(i, pod, 1)
             self._place(i, pod, node_name)
-        if affinity[0] or affinity[1]:
+        if old.pod_affinity or pod.pod_affinity:
             self._changed(i)  # the row's pods with terms are read again (see ExistingPodTerms)
 
     def _refile(self, i: int, pod: PodInfo, with_affinity: bool) -> None:
@@ -331,7 +330,7 @@ class NodeTable:
     def _place(self, i: int, pod: PodInfo, node_name: str) -> None:
         """File `pod` on row `i`, whose amounts count it."""
         self.pods[i][pod.key] = pod
-        if _has_pod_affinity(pod):
+        if pod.pod_affinity:
             self.pods_with_affinity[i][pod.key] = pod
             self.pods_with_affinity_count += 1
         self._file_labels(pod, node_name, 1)
@@ -551,7 +550,7 @@ class NodeTable:
             del self._by_level[pod.priority]
 
     def _file_labels(self, pod: PodInfo, node_name: str, sign: int) -> None:
-        if _deleting(pod):
+        if pod.deleting:
             return
         by_labels = self.pods_by_labels.setdefault(pod.namespace, {})
         label_set = tuple(sorted(pod.labels.items()))
@@ -805,20 +804,11 @@ def _filed_alike(old: PodInfo, new: PodInfo) -> bool:
     host ports, and the same amounts counted (`_takes_the_same`)."""
     return (
         (old.labels is new.labels or old.labels == new.labels)
-        and _deleting(old) == _deleting(new)
+        and old.deleting == new.deleting
         and old.priority == new.priority
         and old.host_ports == new.host_ports
         and _takes_the_same(old, new)
     )
-
-
-def _deleting(pod: PodInfo) -> bool:
-    return bool((pod.pod.get("metadata") or {}).get("deletionTimestamp"))
-
-
-def _has_pod_affinity(pod: PodInfo) -> bool:
-    affinity = (pod.pod.get("spec") or {}).get("affinity") or {}
-    return bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
 
 
 @functools.lru_cache(maxsize=8)

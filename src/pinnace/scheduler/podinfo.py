@@ -56,6 +56,8 @@ class PodInfo:
     labels: Mapping[str, str]
     claims: tuple[tuple[str, bool], ...]
     """The claims its volumes use, each with whether an ephemeral volume's (`pod_claims`)."""
+    deleting: bool  # metadata.deletionTimestamp is set
+    pod_affinity: bool  # it has podAffinity or podAntiAffinity (`pod_affinity_terms`)
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any]) -> PodInfo:
@@ -82,6 +84,8 @@ class PodInfo:
             scheduling_gates=tuple([g.get("name", "") for g in spec.get("schedulingGates") or ()]),
             labels=meta.get("labels") or {},
             claims=tuple(pod_claims(pod)) if spec.get("volumes") else (),
+            deleting=bool(meta.get("deletionTimestamp")),
+            pod_affinity=_has_pod_affinity(spec),
         )
 
     def updated(self, pod: Mapping[str, Any]) -> PodInfo:
@@ -108,6 +112,8 @@ class PodInfo:
             scheduling_gates=self.scheduling_gates,
             labels=self.labels,
             claims=self.claims,
+            deleting=self.deleting,
+            pod_affinity=self.pod_affinity,
         )
 
     @property
@@ -127,8 +133,9 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
 
 
-_READ_METADATA = ("namespace", "name", "uid", "labels")
+_READ_METADATA = ("namespace", "name", "uid", "labels", "deletionTimestamp")
 _READ_SPEC = (
+    "affinity",
     "containers",
     "initContainers",
     "overhead",
@@ -169,6 +176,11 @@ def _alike(
         if a is not b and a != b:
             return False
     return True
+
+
+def _has_pod_affinity(spec: Mapping[str, Any]) -> bool:
+    affinity = spec.get("affinity") or {}
+    return bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
 
 
 def normalized_image_name(name: str) -> str:

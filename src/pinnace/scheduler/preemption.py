@@ -506,7 +506,7 @@ def num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
 
 def terminating_by_preemption(pod: PodInfo) -> bool:
     """Being deleted, with the scheduler's DisruptionTarget condition."""
-    if not (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
+    if not pod.deleting:
         return False
     for condition in (pod.pod.get("status") or {}).get("conditions") or ():
         if condition.get("type") == DISRUPTION_TARGET:

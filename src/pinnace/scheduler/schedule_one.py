@@ -330,9 +330,7 @@ class Scheduler:
         node it was nominated to); None when activeQ is empty."""
         while (queued := self.queue.pop()) is not None:
             pod = queued.pod
-            if self.cache.knows(pod.key) or (pod.pod.get("metadata") or {}).get(
-                "deletionTimestamp"
-            ):
+            if self.cache.knows(pod.key) or pod.deleting:
                 self.queue.done(pod.key)  # skipPodSchedule: assumed, bound or being deleted
                 continue
             started = self.clock.now()

@@ -88,11 +88,7 @@ class LabelIndex:
 def counts_for(pod: PodInfo, namespace: str, selector: LabelSelector) -> bool:
     """Whether an existing pod counts for a topology spread or an owner's pods: same namespace,
     not terminating (kubernetes#87621) and matched by the selector."""
-    return (
-        pod.namespace == namespace
-        and not (pod.pod.get("metadata") or {}).get("deletionTimestamp")
-        and selector.matches(pod.labels)
-    )
+    return pod.namespace == namespace and not pod.deleting and selector.matches(pod.labels)
 
 
 _INDEXES: weakref.WeakKeyDictionary[NodeTable, LabelIndex] = weakref.WeakKeyDictionary()

@@ -93,6 +93,8 @@ _TERMS_CACHE_LIMIT = 4096
 def pod_affinity_terms(pod: PodInfo) -> PodAffinityTerms:
     """The pod's inter-pod affinity terms (framework.NewPodInfo); raises SelectorError for a
     selector that cannot be parsed."""
+    if not pod.pod_affinity:
+        return NO_TERMS
     affinity = (pod.pod.get("spec") or {}).get("affinity") or {}
     pod_affinity = affinity.get("podAffinity")
     pod_anti_affinity = affinity.get("podAntiAffinity")

@@ -66,33 +66,7 @@ def figures() -> tuple[Figure, ...]:
 
 def churn(nodes: int, pods: int, hours: float) -> Scenario:
     """The default workload: `pods` pods arriving over `hours` on `nodes` nodes."""
-    seconds = hours * 3600
-    return parse_scenario(
-        {
-            "apiVersion": "sim.pinnace.dev/v1alpha1",
-            "kind": "Scenario",
-            "metadata": {"name": "churn"},
-            "spec": {
-                "until": f"{seconds:g}s",
-                "cluster": {
-                    "nodePools": [{"name": "pool", "count": nodes, "capacity": NODE_CAPACITY}],
-                    "controllerManager": {"terminatedPodGCThreshold": 1000},
-                },
-                "workloads": [
-                    {
-                        "name": "churn",
-                        "template": _pod(),
-                        "arrivals": {"poisson": {"ratePerSecond": pods / seconds}},
-                        "count": pods,
-                        "runTime": {"lognormal": {"median": MEDIAN_RUN, "sigma": 0.5}},
-                        "usage": {"cpu": {"uniform": {"min": "100m", "max": "500m"}}},
-                    }
-                ],
-                "metrics": {"interval": "5m"},
-            },
-        },
-        source="bench",
-    )
+    return _scenario("churn", nodes, hours, [_arriving("churn", _pod(), pods, hours)])
 
 
 def day(nodes: int, pods: int, hours: float) -> Scenario:
@@ -103,6 +77,7 @@ def day(nodes: int, pods: int, hours: float) -> Scenario:
     replicas = max(1, round(pods / 2 / (DEPLOYMENTS * (restarts + 1))))
     jobs = max(1, pods - DEPLOYMENTS * replicas * (restarts + 1))
     names = [f"web-{i}" for i in range(DEPLOYMENTS)]
+    restarted = "kubectl.kubernetes.io/restartedAt"  # as `kubectl rollout restart` sets it
     timeline: list[dict[str, Any]] = [
         {
             "at": f"{(hour + 0.5) * 3600:g}s",
@@ -112,13 +87,7 @@ def day(nodes: int, pods: int, hours: float) -> Scenario:
                 "type": "merge",
                 "patch": {
                     "spec": {
-                        "template": {
-                            "metadata": {
-                                "annotations": {
-                                    "kubectl.kubernetes.io/restartedAt": f"hour-{hour + 1}"
-                                }
-                            }
-                        }
+                        "template": {"metadata": {"annotations": {restarted: f"hour-{hour + 1}"}}}
                     }
                 },
             },
@@ -131,34 +100,51 @@ def day(nodes: int, pods: int, hours: float) -> Scenario:
         {"at": f"{seconds / 2 + FAILURE:g}s", "recoverNode": {"node": FAILED_NODE}},
     ]
     timeline.sort(key=lambda step: float(step["at"][:-1]))
+    return _scenario(
+        "day",
+        nodes,
+        hours,
+        [_arriving("job", _job(), jobs, hours)],
+        objects=[_deployment(name, replicas) for name in names],
+        timeline=timeline,
+    )
+
+
+def _scenario(
+    name: str, nodes: int, hours: float, workloads: list[dict[str, Any]], **spec: Any
+) -> Scenario:
+    """A scenario of `hours` on a pool of `nodes`, sampled every five minutes."""
     return parse_scenario(
         {
             "apiVersion": "sim.pinnace.dev/v1alpha1",
             "kind": "Scenario",
-            "metadata": {"name": "day"},
+            "metadata": {"name": name},
             "spec": {
-                "until": f"{seconds:g}s",
+                "until": f"{hours * 3600:g}s",
                 "cluster": {
                     "nodePools": [{"name": "pool", "count": nodes, "capacity": NODE_CAPACITY}],
                     "controllerManager": {"terminatedPodGCThreshold": 1000},
                 },
-                "objects": [_deployment(name, replicas) for name in names],
-                "timeline": timeline,
-                "workloads": [
-                    {
-                        "name": "job",
-                        "template": _job(),
-                        "arrivals": {"poisson": {"ratePerSecond": jobs / seconds}},
-                        "count": jobs,
-                        "runTime": {"lognormal": {"median": MEDIAN_RUN, "sigma": 0.5}},
-                        "usage": {"cpu": {"uniform": {"min": "100m", "max": "500m"}}},
-                    }
-                ],
+                **spec,
+                "workloads": workloads,
                 "metrics": {"interval": "5m"},
             },
         },
         source="bench",
     )
+
+
+def _arriving(name: str, template: dict[str, Any], count: int, hours: float) -> dict[str, Any]:
+    """A generator of `count` objects arriving by a Poisson process over `hours`, each running
+    for a lognormal time (median an hour) and using a uniform draw of CPU."""
+    return {
+        "name": name,
+        "template": template,
+        "arrivals": {"poisson": {"ratePerSecond": count / (hours * 3600)}},
+        "count": count,
+        "runTime": {"lognormal": {"median": MEDIAN_RUN, "sigma": 0.5}},
+        "usage": {"cpu": {"uniform": {"min": "100m", "max": "500m"}}},
+    }
 
 
 def run(scenario: Scenario) -> dict[str, Any]:

@@ -121,6 +121,28 @@ def test_the_containers_etc_files_are_the_kubelets_and_runtimes(cluster: Cluster
     assert cluster.ok("exec", "box", "--", "ls", "/etc") == "hostname\nhosts\nresolv.conf\n"
 
 
+def test_exec_into_busybox_running_its_own_sh_sees_its_environment_and_files(
+    cluster: Cluster,
+) -> None:
+    """busybox's own command is `sh` with no script and no stdin, which reads nothing of its
+    container: kept running by its run time, the container's start makes none of its files,
+    and an exec'd command still finds them as the kubelet sets them up."""
+    cluster.ok(
+        "run",
+        "idle",
+        "--image=busybox",
+        "--restart=Never",
+        "--env=GREETING=hello",
+        "--annotations=sim.pinnace.dev/run-seconds=86400",
+    )
+    cluster.ok("wait", "--for=condition=Ready", "pod/idle", "--timeout=30s")
+    assert cluster.ok("exec", "idle", "--", "printenv", "GREETING") == "hello\n"
+    assert cluster.ok("exec", "idle", "--", "cat", "/etc/hostname") == "idle\n"
+    token = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+    assert cluster.ok("exec", "idle", "--", "cat", token) == "default"
+    cluster.ok("delete", "pod", "idle", "--wait=false")
+
+
 def test_kubectl_exec_ls_and_pwd_as_busybox(cluster: Cluster) -> None:
     namespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
     assert cluster.ok("exec", "box", "--", "ls", "-1", "/etc", namespace) == (

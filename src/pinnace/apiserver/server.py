@@ -87,8 +87,6 @@ blockTimeout) before it is answered 504 "Too large resource version"."""
 _NAME = Path("metadata", "name")
 _SYSTEM_FIELDS = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 """What a create's metadata may not set (rest.FillObjectMetaSystemFields and BeforeCreate)."""
-_NOTHING_CHARGED = contextlib.nullcontext()
-"""The block of an update that has no quota to charge."""
 
 
 @dataclass
@@ -818,14 +816,19 @@ class APIServer:
                 if self.admission.validates("UPDATE", kind):
                     await self.admission.validate("UPDATE", kind, new, old, subresource)
                 if options.dry_run:
-                    charged = self.admission.quota_charged(kind, new, True, old, subresource)
-                    async with charged or _NOTHING_CHARGED:
-                        return Result(new, written)
+                    checked = self.admission.quota_charged(kind, new, True, old, subresource)
+                    if checked is not None:
+                        async with checked:  # refused as the write would be, charging nothing
+                            pass
+                    return Result(new, written)
                 if deletion.deletion_due(new):
                     return Result(await self._remove(kind, key, name, old), written)
                 charged = self.admission.quota_charged(kind, new, False, old, subresource)
-                async with charged or _NOTHING_CHARGED:
+                if charged is None:
                     stored = await self.store.update(key, new, resource_version(old))
+                else:
+                    async with charged:
+                        stored = await self.store.update(key, new, resource_version(old))
                 stored_ok = True
             except ConflictError:
                 # Another write landed since the read: as GuaranteedUpdate, build the write

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 
 def keep_old(new: dict[str, Any], old: Any, key: str) -> None:
     """Make `new[key]` what `old` holds (absent stays absent): a write through one endpoint
-    may not change what another endpoint owns, like status on a spec update."""
+    may not change what another endpoint owns, like status on a spec update.
+
+    The kept part is the stored object's own, shared rather than copied, as a pod's
+    (`prepare_pod_for_update`): stored objects are read-only (pinnace.store.interface), and
+    nothing on the update path changes a kept part in place after the strategy step. Mutating
+    admission changes only pods (and a CertificateSigningRequest's conditions, which no
+    strategy keeps this way); `drop_disabled` drops a template's containers' resizePolicy only
+    where the stored template has none (decoding leaves out an empty one), and no other kind
+    drops any field; validation and the store only read it (the store copies the metadata)."""
     if isinstance(old, dict) and key in old:
-        new[key] = copy.deepcopy(old[key])
+        new[key] = old[key]
     else:
         new.pop(key, None)
 

@@ -4,9 +4,11 @@ shares unchanged parts and default tolerations rather than copying them)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from pinnace.api import catalog
+from pinnace.api.options import WriteOptions
 from pinnace.apiserver.keys import object_key
 
 PODS = catalog.kind("", "pods")
@@ -90,3 +92,26 @@ def test_changing_one_pods_default_toleration_leaves_other_pods_alone(api: Any) 
 
     assert seconds("a") == [5, 5]
     assert seconds("b") == [300, 300]
+
+
+def test_an_own_status_write_keeps_nothing_of_the_body_the_writer_goes_on_changing(
+    api: Any,
+) -> None:
+    """A controller's own status write (`Client.update_status_own`) hands over a copy of what
+    it read that it keeps changing: what is stored shares none of it."""
+    created = api.call(api.server.create, PODS, "default", _pod()).obj
+    body = copy.deepcopy(created)
+    body["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    options = WriteOptions(decoded=True)
+    written = api.call(
+        api.server.update, PODS, "default", "web", body, options, subresource="status"
+    ).obj
+    body["spec"]["containers"][0]["image"] = "evil:1"
+    body["status"]["conditions"][0]["status"] = "False"
+    body["metadata"]["ownerReferences"][0]["name"] = "other"
+
+    stored = api.call(api.server.get, PODS, "default", "web")
+    assert stored == written
+    assert stored["spec"] == created["spec"]
+    assert stored["status"]["conditions"] == [{"type": "Ready", "status": "True"}]
+    assert stored["metadata"]["ownerReferences"] == created["metadata"]["ownerReferences"]

@@ -113,7 +113,9 @@ class Kind:
         default=_nothing_to_prepare, compare=False
     )
     """The status strategy's step (new, old), in place on new: keep old spec (and whatever
-    else only the main endpoint may change)."""
+    else only the main endpoint may change). It puts the stored spec in the place of the
+    written one, never changing that in place: `APIServer.update` leaves a status write's spec
+    the caller's own, uncopied."""
     subresource_updates: Mapping[str, tuple[UpdatePreparer, UpdateValidator]] = field(
         default_factory=dict, compare=False
     )

@@ -19,6 +19,15 @@ def clone(obj: Object) -> Object:
     return orjson.loads(orjson.dumps(obj))
 
 
+def clone_but(obj: Object, key: str) -> Object:
+    """A deep copy of `obj` but for `obj[key]`, which the copy shares (in its place)."""
+    if key not in obj:
+        return clone(obj)
+    copied = clone({**obj, key: None})
+    copied[key] = obj[key]
+    return copied
+
+
 _PLAIN_JSON = (
     orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_DATETIME

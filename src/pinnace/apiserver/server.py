@@ -28,7 +28,7 @@ from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
 from pinnace.api.names import GENERATE_NAME_MAX_BASE, random_suffix
-from pinnace.api.objects import Object, Remembered, clone, meta, resource_version
+from pinnace.api.objects import Object, Remembered, clone, clone_but, meta, resource_version
 from pinnace.api.options import (
     LATEST,
     DeleteOptions,
@@ -626,12 +626,15 @@ class APIServer:
         expected = parse_resource_version(str(meta(new).get("resourceVersion") or ""))
 
         def build(old: Object) -> Object:
+            # A status write puts the stored spec in the body's place, which it only reads
+            # until then (`Kind.prepare_for_status_update`): that one is not copied.
+            own = clone_but(new, "spec") if subresource == "status" else clone(new)
             if not old or not options.field_manager:
-                return clone(new)  # a create through PUT records its manager in create
+                return own  # a create through PUT records its manager in create
             now = self.clock.now_rfc3339()
             manager = options.field_manager
             return track_update(
-                old, clone(new), manager=manager, subresource=subresource, now=now, kind=kind
+                old, own, manager=manager, subresource=subresource, now=now, kind=kind
             )
 
         return await self._write(

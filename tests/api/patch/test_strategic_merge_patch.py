@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -151,6 +152,33 @@ def test_set_element_order_reorders_the_merged_list() -> None:
         ("log", "busybox"),
         ("app", "nginx:2"),
     ]
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"spec": {"containers": [{"name": "app", "env": [{"name": "A", "value": None}]}]}},
+        {"spec": {"containers": [{"name": "app", "$patch": "delete"}]}},
+        {"spec": {"containers": [{"name": "only", "image": "x"}, {"$patch": "replace"}]}},
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "log"}, {"name": "app"}],
+                "containers": [{"name": "app", "image": "nginx:2"}],
+            }
+        },
+        {"spec": {"$retainKeys": ["containers"], "containers": [{"name": "log", "image": "b"}]}},
+        {"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"], "labels": {"app": None}}},
+        {"metadata": {"finalizers": ["c"]}, "spec": {"$patch": "replace", "containers": []}},
+    ],
+)
+def test_the_live_object_is_left_as_it_was_and_shared_where_untouched(patch: Any) -> None:
+    live = pod(tolerations=[{"key": "a", "operator": "Exists"}])
+    before = copy.deepcopy(live)
+    patched = apply_strategic_merge_patch(live, patch, "Pod")
+    assert live == before
+    assert patched["kind"] == "Pod"
+    if "metadata" not in patch:
+        assert patched["metadata"] is live["metadata"]
 
 
 def deployment() -> dict[str, Any]:

@@ -34,7 +34,8 @@ _MAP = "map[string]interface {}"
 
 
 def apply_strategic_merge_patch(obj: dict[str, Any], patch: Any, kind: Any) -> dict[str, Any]:
-    """`obj` with the strategic merge patch applied; neither argument is modified.
+    """`obj` with the strategic merge patch applied; neither argument is modified, and the
+    result shares with `obj` what the patch leaves alone (each map it changes is a copy).
 
     `kind` is the kind's name ("Deployment") or a `pinnace.api.kind.Kind`.
     """
@@ -57,14 +58,15 @@ def apply_strategic_merge_patch(obj: dict[str, Any], patch: Any, kind: Any) -> d
             f"json: cannot unmarshal {_json_kind(patch)} into Go value of type "
             "map[string]interface {}"
         )
-    return _merge_map(copy.deepcopy(obj), copy.deepcopy(patch), shape)
+    return _merge_map(obj, copy.deepcopy(patch), shape)
 
 
-def _merge_map(original: dict[str, Any] | None, patch: dict[str, Any], shape: Shape) -> Any:
+def _merge_map(live: dict[str, Any] | None, patch: dict[str, Any], shape: Shape) -> Any:
+    """`live` with `patch` merged into a copy of it; what lies below is shared until changed
+    (lists are merged into new lists)."""
     if PATCH in patch:
         return _map_directive(patch)
-    if original is None:
-        original = {}
+    original = {} if live is None else dict(live)
     _apply_retain_keys(original, patch)
     _apply_element_orders(original, patch, shape)
     for key, value in list(patch.items()):

@@ -1,5 +1,7 @@
 """Name and key format checks, with vectors from apimachinery's validation_test.go."""
 
+import itertools
+import re
 from collections.abc import Callable
 from random import Random
 
@@ -7,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pinnace.api import names
 from pinnace.api.names import (
     NAME_SUFFIX_ALPHABET,
     is_c_identifier,
@@ -312,3 +315,20 @@ def test_a_good_dns1123_subdomain_is_one_is_dns1123_subdomain_finds_nothing_in(
     assert is_good_dns1123_subdomain(value) == (is_dns1123_subdomain(value) == [])
     for edge in ("a" * 253, "a" * 254, "a." * 126 + "a", "a." * 126 + "ab", "", "é", "a.é"):
         assert is_good_dns1123_subdomain(edge) == (is_dns1123_subdomain(edge) == [])
+
+
+@pytest.mark.parametrize(
+    ("fmt", "pattern"),
+    [
+        (names._DNS1123_LABEL_FMT, names._DNS1123_LABEL),
+        (names._DNS1123_SUBDOMAIN_FMT, names._DNS1123_SUBDOMAIN),
+        (names._DNS1035_LABEL_FMT, names._DNS1035_LABEL),
+    ],
+)
+def test_the_patterns_matched_are_the_formats_quoted(fmt: str, pattern: re.Pattern[str]) -> None:
+    """Every string of up to six of these characters matches a pattern as it does its format."""
+    quoted = re.compile(fmt)
+    for n in range(7):
+        for chars in itertools.product("a1-.A_", repeat=n):
+            value = "".join(chars)
+            assert bool(pattern.fullmatch(value)) == bool(quoted.fullmatch(value)), value

@@ -63,21 +63,25 @@ _DNS1123_LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character"
 )
-_DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT)
+# The patterns matched are the formats' own languages, written without their backtracking (a
+# run of alphanumerics, then runs of dashes each followed by one): names are checked by the
+# thousand. `test_names` holds them to the formats.
+_DNS1123_LABEL = re.compile("[a-z0-9]+(?:-+[a-z0-9]+)*")
 
 _DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + r"(\." + _DNS1123_LABEL_FMT + ")*"
 _DNS1123_SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
     "'-' or '.', and must start and end with an alphanumeric character"
 )
-_DNS1123_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]+(?:(?:-+|\.)[a-z0-9]+)*")
+"""Labels parted by single dots: alphanumeric runs parted by dashes or by one dot."""
 
 _DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_LABEL_MSG = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
     "start with an alphabetic character, and end with an alphanumeric character"
 )
-_DNS1035_LABEL = re.compile(_DNS1035_LABEL_FMT)
+_DNS1035_LABEL = re.compile("[a-z][a-z0-9]*(?:-+[a-z0-9]+)*")
 
 
 @_remembered

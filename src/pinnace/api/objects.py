@@ -51,11 +51,11 @@ def plain_json(value: Any) -> bytes | None:
 
 def alike(values: list[str]) -> tuple[int, ...]:
     """Which of `values` are the same text, for a key: for each, the index of the first equal
-    to it; () when all differ."""
+    to it; () when all differ. (They are few: a search of the list each costs less than the
+    loop that would remember them.)"""
     if len(set(values)) == len(values):
         return ()
-    first: dict[str, int] = {}
-    return tuple(first.setdefault(value, i) for i, value in enumerate(values))
+    return tuple(map(values.index, values))
 
 
 class Remembered(Generic[T]):

@@ -98,19 +98,21 @@ class EventMemo:
             return None
         m = body.get("metadata")
         involved = body.get("involvedObject")
-        if not isinstance(m, dict) or not isinstance(involved, dict) or m.keys() - _RECORDED_META:
+        if not isinstance(m, dict) or not isinstance(involved, dict):
+            return None
+        if not m.keys() <= _RECORDED_META:
             return None
         name = m.get("name")
-        if not (_is_str(name) and is_good_dns1123_subdomain(name)):
+        if type(name) is not str or not is_good_dns1123_subdomain(name):
             return None
         top = _own_values(body, _TOP)
         note = body.get("message")
-        if note is not None and not _fits(note):
+        if note is not None and not _fits_note(note):
             return None
         if note:  # "" stays in the key, as every unset value does
             top["message"] = note
-        instance = top.get("reportingInstance")
-        if instance is not None and not _fits(instance, REPORTING_INSTANCE_LENGTH_LIMIT):
+        instance = top.get("reportingInstance")  # a string, as every own value
+        if instance is not None and longer_than(instance, REPORTING_INSTANCE_LENGTH_LIMIT):
             return None
         regarding = _own_values(involved, _REGARDING)
         stand_ins = {**body, **dict.fromkeys(top, _STAND_IN), "metadata": {**m, "name": _STAND_IN}}
@@ -160,9 +162,9 @@ def _is_own(value: Any) -> TypeGuard[str]:
     return type(value) is str and value != ""
 
 
-def _fits(text: Any, limit: int = NOTE_LENGTH_LIMIT) -> bool:
-    """Whether `text` is a string of at most `limit` bytes in UTF-8."""
-    return _is_str(text) and not longer_than(text, limit)
+def _fits_note(text: Any) -> bool:
+    """Whether `text` is a string of at most NOTE_LENGTH_LIMIT bytes in UTF-8."""
+    return type(text) is str and not longer_than(text, NOTE_LENGTH_LIMIT)
 
 
 def _made(template: EventTemplate, obj: Object) -> MadeEvent | None:

@@ -9,6 +9,7 @@ import signal
 from collections.abc import Iterator
 
 import pytest
+from tests.client.own_writes import Checked, checking
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
 from pinnace.api.objects import Object
@@ -30,6 +31,14 @@ def deployment(replicas: int = 3, strategy: Object | None = None, **spec: object
             **spec,
         },
     }
+
+
+@pytest.fixture(autouse=True)
+def own_writes_decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Checked]:
+    """The Deployment and ReplicaSet controllers' status writes are their own
+    (`update_status_own`): each must be stored as decoding it would store it, through every
+    condition, count and rollout here."""
+    yield from checking(monkeypatch)
 
 
 @pytest.fixture

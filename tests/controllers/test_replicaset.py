@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from tests.client.own_writes import Checked, checking
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
 from pinnace.api import catalog
@@ -29,6 +30,13 @@ def replica_set(name: str = "web", replicas: int = 3, **labels: str) -> Object:
             "template": template(**labels),
         },
     }
+
+
+@pytest.fixture(autouse=True)
+def own_writes_decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Checked]:
+    """The ReplicaSet controller's status writes are its own (`update_status_own`): each
+    must be stored as decoding it would store it, through every count and condition here."""
+    yield from checking(monkeypatch)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from tests.client.own_writes import Checked, checking
 from tests.controllers.workloads import PODS, Workloads, template
 
 from pinnace.api import catalog
@@ -20,6 +21,13 @@ def replication_controller(replicas: int = 3) -> Object:
         "metadata": {"name": "web"},
         "spec": {"replicas": replicas, "template": template(app="web")},
     }
+
+
+@pytest.fixture(autouse=True)
+def own_writes_decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Checked]:
+    """The replication manager's status writes are its own (`update_status_own`), as the
+    ReplicaSet controller's: each must be stored as decoding it would store it."""
+    yield from checking(monkeypatch)
 
 
 @pytest.fixture

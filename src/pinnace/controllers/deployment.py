@@ -152,7 +152,7 @@ class DeploymentController:
             status = d.setdefault("status", {})
             if status.get("observedGeneration", 0) < d["metadata"].get("generation", 0):
                 status["observedGeneration"] = d["metadata"]["generation"]
-                await self._client.update_status(DEPLOYMENTS, d)
+                await self._client.update_status_own(DEPLOYMENTS, d)
             return
         sets = await self._claim(d, selector)
         if d["metadata"].get("deletionTimestamp"):
@@ -636,7 +636,7 @@ class DeploymentController:
     async def _write_status(self, d: Object) -> None:
         """Write status, and the revision annotation with it (a status write keeps the
         annotations it is given, as kube-apiserver's)."""
-        written = await self._client.update_status(DEPLOYMENTS, d)
+        written = await self._client.update_status_own(DEPLOYMENTS, d)
         d["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"]
 
     async def _check_paused_conditions(self, d: Object) -> Object:

@@ -290,7 +290,7 @@ class ReplicaSetController(ControlledPodEvents):
             updated["status"] = status
             await self._requests.wait()
             try:
-                await self._client.update_status(self.OWNERS, updated)
+                await self._client.update_status_own(self.OWNERS, updated)
             except StatusError as e:
                 if e.code == 404:
                     return

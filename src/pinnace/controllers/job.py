@@ -371,8 +371,10 @@ class JobController:
         if is_finished(cached.get("status") or {}):
             self._backoff.pop(key, None)
             return
-        job = clone(cached)
-        status = job.setdefault("status", {})
+        # The sync changes the status only (a write replaces the metadata): the spec stays
+        # the cached Job's, which the status write's defaulting finds complete.
+        job = {**cached, "status": clone(cached.get("status") or {})}
+        status = job["status"]
         uncounted = status.setdefault("uncountedTerminatedPods", {})
         satisfied = self.expectations.satisfied(key)
         pods = await self._claim(job)
@@ -468,7 +470,7 @@ class JobController:
     def _decide_failure(self, ctx: _Sync, key: str) -> None:
         """Whether the Job fails now: a FailureTarget already set, too many failures, or
         past its deadline (otherwise a sync is scheduled for the deadline)."""
-        job, status, now = ctx.job, ctx.status, self._clock.now_rfc3339()
+        job, status, now = ctx.job, ctx.status, self._clock.now_rfc3339
         conditions = status.get("conditions") or []
         met = condition(conditions, SUCCESS_CRITERIA_MET)
         if met is not None and met.get("status") == "True":
@@ -476,12 +478,12 @@ class JobController:
             return
         target = condition(conditions, FAILURE_TARGET)
         if target is not None and target.get("status") == "True":
-            ctx.finished = new_condition(FAILED, target["reason"], target["message"], now)
+            ctx.finished = new_condition(FAILED, target["reason"], target["message"], now())
             return
         spec = job["spec"]
         message = _fail_job_message(job, ctx.pods)
         if message is not None:
-            ctx.finished = new_condition(FAILURE_TARGET, "PodFailurePolicy", message, now)
+            ctx.finished = new_condition(FAILURE_TARGET, "PodFailurePolicy", message, now())
             return
         deadline = spec.get("activeDeadlineSeconds")
         if ctx.failed > (spec.get("backoffLimit") or 0) or past_backoff_limit_on_failure(
@@ -491,7 +493,7 @@ class JobController:
                 FAILURE_TARGET,
                 "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit",
-                now,
+                now(),
             )
         elif deadline is not None and status.get("startTime") and not is_suspended(job):
             left = deadline - (self._clock.now() - parse_time(status["startTime"]))
@@ -500,7 +502,7 @@ class JobController:
                     FAILURE_TARGET,
                     "DeadlineExceeded",
                     "Job was active longer than specified deadline",
-                    now,
+                    now(),
                 )
             else:
                 self._queue.add_after(key, left)
@@ -816,17 +818,20 @@ class JobController:
                 text = str(ctx.failed_indexes)
                 needs_flush |= status.get("failedIndexes") != text
                 status["failedIndexes"] = text
-        now = self._clock.now_rfc3339()
         finished = ctx.finished
         if finished is not None and finished["type"] == FAILURE_TARGET:
             status["conditions"] = [*(status.get("conditions") or []), finished]
             needs_flush = True
-            finished = new_condition(FAILED, finished["reason"], finished["message"], now)
+            finished = new_condition(
+                FAILED, finished["reason"], finished["message"], self._clock.now_rfc3339()
+            )
         elif finished is not None and finished["type"] == SUCCESS_CRITERIA_MET:
             if condition(status.get("conditions") or [], SUCCESS_CRITERIA_MET) is None:
                 status["conditions"] = [*(status.get("conditions") or []), finished]
                 needs_flush = True
-            finished = new_condition(COMPLETE, finished["reason"], finished["message"], now)
+            finished = new_condition(
+                COMPLETE, finished["reason"], finished["message"], self._clock.now_rfc3339()
+            )
         ctx.finished = finished
         needs_flush = await self._flush_and_remove_finalizers(
             ctx, key, to_remove, with_finalizer, needs_flush

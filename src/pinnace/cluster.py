@@ -410,7 +410,7 @@ class ControlPlane:
             self.history_recorder = HistoryRecorder(
                 self.client(),
                 self.history,
-                self.nodes.summaries,
+                self.nodes.resource_metrics,
                 None if self.scheduler is None else self.scheduler.core,
                 self.nodes.oom_kills,
                 None

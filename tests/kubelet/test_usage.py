@@ -16,7 +16,7 @@ from tests.http.conftest import launch, stop
 from tests.kubelet.conftest import PODS, SETTLE, Node, pod
 from tests.support import SimulatedCluster, eventually
 
-from pinnace.api.stats import Summary
+from pinnace.api.stats import Summary, resource_metrics_of
 from pinnace.apiserver.metrics import get_node_metrics, get_pod_metrics
 from pinnace.clock import Clock
 from pinnace.clock.loop import VirtualEventLoop
@@ -264,6 +264,10 @@ def test_the_pools_usage_is_what_the_summaries_say() -> None:
                 if s.pods  # a node without pods uses nothing and is left out
             }
             assert pool.usage() == expected
+            # and each node's figures for the usage history, pod by pod and container by
+            # container, are the summary's
+            points = {n: resource_metrics_of(s) for n, s in summaries.items()}
+            assert dict(pool.resource_metrics()) == points
         assert "pinnace-node-3" not in expected  # no pods there
         assert expected["pinnace-node-1"][0] > 0 and expected["pinnace-node-2"][1] > 0
     finally:
@@ -303,6 +307,8 @@ def test_the_pools_usage_of_steady_containers_follows_every_start_end_and_share(
                 cluster.wait(4)
                 expected = summarised()
                 assert pool.usage() == expected
+                summary = pool.summaries()["pinnace-node-1"]
+                assert pool.resource_metrics()["pinnace-node-1"] == resource_metrics_of(summary)
                 seen.add(expected["pinnace-node-1"])
         assert len(seen) >= 3  # the figures moved with the starts, ends and restarts
     finally:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pinnace.clock.rfc3339 import parse_time, second_instant
 
@@ -140,6 +140,35 @@ def summary_of(document: Mapping[str, Any]) -> Summary:
         NodeStats(cpu_usage_nano_cores=cpu, memory_working_set_bytes=memory),
         pods,
     )
+
+
+class PodMetricsPoint(NamedTuple):
+    """What a summary says one pod uses: of each of its containers there, the name, the CPU
+    (nanocores) and the memory working set (bytes)."""
+
+    namespace: str
+    name: str
+    containers: tuple[tuple[str, int, int], ...]
+
+
+class NodeMetricsPoint(NamedTuple):
+    """The CPU and memory figures of a node's summary, without the rest (what the usage history
+    samples): the node's CPU (nanocores) and memory working set (bytes), and its pods'."""
+
+    cpu_usage_nano_cores: int
+    memory_working_set_bytes: int
+    pods: list[PodMetricsPoint]
+
+
+def resource_metrics_of(summary: Summary) -> NodeMetricsPoint:
+    node = summary.node
+    pods = [
+        PodMetricsPoint(p.namespace, p.name,
+                 tuple((c.name, c.cpu_usage_nano_cores, c.memory_working_set_bytes)
+                       for c in p.containers))
+        for p in summary.pods
+    ]  # fmt: skip
+    return NodeMetricsPoint(node.cpu_usage_nano_cores, node.memory_working_set_bytes, pods)
 
 
 Compact = list[Any]

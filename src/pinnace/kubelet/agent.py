@@ -29,7 +29,7 @@ from pinnace.api.core.pod_shape import container_named
 from pinnace.api.features import FeatureGates
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
-from pinnace.api.stats import Summary
+from pinnace.api.stats import NodeMetricsPoint, PodMetricsPoint, Summary
 from pinnace.api.status import StatusError
 from pinnace.api.streams import Forward, Session, StreamError, StreamOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
@@ -939,6 +939,25 @@ class NodeAgent:
 
     def _image_bytes(self) -> int:
         return sum(i["sizeBytes"] for i in self.images.static_status.get("images", ()))
+
+    def resource_metrics(self) -> NodeMetricsPoint:
+        """The CPU and memory figures of `summary`, for less (what the usage history samples):
+        the same pods, in the same order, each with its running containers."""
+        by_key = self.runtime.running_usage()
+        pods = []
+        for worker in self.workers.values():
+            containers = tuple(
+                (run.name, *figures)
+                for c in worker.containers
+                if (run := c.current) is not None
+                and run.ended is None  # c.running
+                and (figures := by_key.get(run.key)) is not None
+            )
+            if containers or not worker.finished:
+                pods.append(PodMetricsPoint(worker.namespace, worker.name, containers))
+        cpu = sum(c[1] for p in pods for c in p.containers)
+        memory = sum(c[2] for p in pods for c in p.containers)
+        return NodeMetricsPoint(cpu, round(self.machine.system_memory_bytes) + memory, pods)
 
     def pods_usage(self) -> tuple[int, int]:
         """What its pods use now, as `summary` has it, for less: the CPU (nano-cores) and the

@@ -59,7 +59,7 @@ from pinnace.api.features import FeatureGates
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
-from pinnace.api.stats import Summary
+from pinnace.api.stats import NodeMetricsPoint, Summary
 from pinnace.api.status import StatusError
 from pinnace.api.streams import Forward, Session, StreamError, StreamOptions, Unreachable
 from pinnace.client import Client, Informer
@@ -81,7 +81,7 @@ from pinnace.kubelet.listeners import refused
 from pinnace.kubelet.node_lease import LEASES
 from pinnace.kubelet.node_status import KUBELET_PORT
 from pinnace.kubelet.sources import SourceInformers, SourceKey, SourceKind, source_key
-from pinnace.kubelet.summary import NodeSummaries
+from pinnace.kubelet.summary import NodeReadings
 from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
@@ -342,7 +342,15 @@ class NodeAgentPool:
     def summaries(self) -> Mapping[str, Summary]:
         """The stats summary now of every node the API server can reach, by node name, each
         made when it is first read."""
-        return NodeSummaries({n: a for n, a in self.agents.items() if _link(a).connected})
+        return NodeReadings(self._connected(), lambda agent: agent.summary())
+
+    def resource_metrics(self) -> Mapping[str, NodeMetricsPoint]:
+        """`summaries`' CPU and memory figures alone, for less (`NodeAgent.resource_metrics`)."""
+        return NodeReadings(self._connected(), lambda agent: agent.resource_metrics())
+
+    def _connected(self) -> dict[str, NodeAgent]:
+        """The agents the API server can reach, by node name."""
+        return {n: a for n, a in self.agents.items() if _link(a).connected}
 
     def proxy(self, node: str, path: str) -> tuple[bytes, str]:
         """What the node's kubelet serves to monitoring at `path` (`kubelet.endpoints`), as the

@@ -305,9 +305,21 @@ class ContainerRuntime(ABC):
         return sum(s.rootfs_used_bytes for s in stats), sum(s.logs_used_bytes for s in stats)
 
     @abstractmethod
+    def running_usage(self) -> Mapping[ContainerKey, tuple[int, int]]:
+        """The CPU (nano-cores) and memory working set (bytes) each running container (by
+        `ContainerStatus.key`) uses now, as its stats say (not to be changed)."""
+
     def cpu_and_memory(self, containers: Iterable[ContainerKey]) -> tuple[int, int]:
         """The CPU (nano-cores) and memory working set (bytes) these running containers (by
         `ContainerStatus.key`) use now, in all, as their stats say."""
+        by_key = self.running_usage()
+        cpu = memory = 0
+        for key in set(containers):
+            found = by_key.get(key)
+            if found is not None:
+                cpu += found[0]
+                memory += found[1]
+        return cpu, memory
 
     @abstractmethod
     def list_containers(self) -> list[ContainerStatus]:
@@ -614,19 +626,12 @@ class SimulatedRuntime(ContainerRuntime):
             logs += r.log_bytes()
         return rootfs, logs
 
-    def cpu_and_memory(self, containers: Iterable[ContainerKey]) -> tuple[int, int]:
+    def running_usage(self) -> Mapping[ContainerKey, tuple[int, int]]:
         # The figures of list_container_stats, but only the two, and of running containers.
         figures = self._steady_figures
         if figures is None or figures[0] != self.changes:
             figures = self._cpu_and_memory_now()
-        cpu = memory = 0
-        by_key = figures[1]
-        for key in set(containers):
-            found = by_key.get(key)
-            if found is not None:
-                cpu += found[0]
-                memory += found[1]
-        return cpu, memory
+        return figures[1]
 
     def _cpu_and_memory_now(self) -> tuple[int, dict[ContainerKey, tuple[int, int]]]:
         """Each running container's CPU share and working set now, by key, with `changes`;

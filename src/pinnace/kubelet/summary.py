@@ -21,15 +21,15 @@ How the node figures are made:
 A pod appears while it has a running container or has not finished; its containers are the
 running ones.
 
-The summaries of many nodes (`NodeSummaries`) are made one node at a time, as they are read: the
+The summaries of many nodes (`NodeReadings`) are made one node at a time, as they are read: the
 metrics API looks at the nodes of the pods it reports on, not at every node.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Protocol
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Generic, TypeVar
 
 from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.kubelet.config import NodeConfig
@@ -41,6 +41,9 @@ from pinnace.resources.names import CPU, MEMORY
 
 PID_MAX = 4_194_304
 BYTES_PER_INODE = 16 * 1024
+
+A = TypeVar("A")
+V = TypeVar("V")
 
 
 def machine(config: NodeConfig) -> Machine:
@@ -126,32 +129,27 @@ def filesystems(
     return fs_capacity, logs, (config.imagefs_capacity, rootfs + image_bytes)
 
 
-class Summarized(Protocol):
-    """A node that makes its stats summary on demand (its kubelet)."""
+class NodeReadings(Mapping[str, V], Generic[A, V]):
+    """Node name -> what `read` makes of the node's agent (its summary, its usage), made when
+    the node is first read and then kept (the mapping is one snapshot: read it, then let it
+    go), so reading one node costs one node's reading."""
 
-    def summary(self) -> Summary: ...
+    def __init__(self, agents: Mapping[str, A], read: Callable[[A], V]) -> None:
+        self._agents = agents
+        self._read = read
+        self._made: dict[str, V] = {}
 
-
-class NodeSummaries(Mapping[str, Summary]):
-    """Node name -> the node's stats summary, made when the node is first read and then kept
-    (the mapping is one snapshot: read it, then let it go), so reading one node costs one
-    node's summary."""
-
-    def __init__(self, nodes: Mapping[str, Summarized]) -> None:
-        self._nodes = nodes
-        self._made: dict[str, Summary] = {}
-
-    def __getitem__(self, name: str) -> Summary:
-        summary = self._made.get(name)
-        if summary is None:
-            summary = self._made[name] = self._nodes[name].summary()
-        return summary
+    def __getitem__(self, name: str) -> V:
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = self._read(self._agents[name])
+        return made
 
     def __contains__(self, name: object) -> bool:
-        return name in self._nodes
+        return name in self._agents
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._nodes)
+        return iter(self._agents)
 
     def __len__(self) -> int:
-        return len(self._nodes)
+        return len(self._agents)

@@ -37,7 +37,7 @@ import numpy as np
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT
 from pinnace.api.objects import Object
-from pinnace.api.stats import Summary
+from pinnace.api.stats import NodeMetricsPoint, Summary, resource_metrics_of
 from pinnace.client import Client, Informer, object_key
 from pinnace.clock import Clock
 from pinnace.clock.component import HeldTasks, cancel_and_wait
@@ -70,7 +70,7 @@ SCRAPE_SHARE = 1 / (2 * PACE)
 """The share of the resolution a sample waits for agents' nodes to answer (1.25 s of 10 s):
 well within what keeps the sampling at its resolution (`PACE`)."""
 
-Summaries = Callable[[], Mapping[str, Summary]]
+ResourceMetrics = Callable[[], Mapping[str, NodeMetricsPoint]]
 Scrape = Callable[[list[Object], float], Awaitable[Mapping[str, Summary]]]
 """(agent processes' Nodes, seconds) -> the stats summaries of those that answered within the
 seconds, by node name, fetched over the network (`AgentSummaries.scrape`, which leaves out
@@ -109,16 +109,16 @@ class HistoryRecorder:
         self,
         client: Client,
         history: UsageHistory,
-        summaries: Summaries,
+        resource_metrics: ResourceMetrics,
         scheduler: Scheduler | None,
         oom_kills: Callable[[], int],
         scrape: Scrape | None = None,
     ) -> None:
-        """`summaries`: those of the process's own nodes; `scrape`: how to reach agent
-        processes' nodes (None: they are left out)."""
+        """`resource_metrics`: the CPU and memory figures of the process's own nodes' summaries;
+        `scrape`: how to reach agent processes' nodes (None: they are left out)."""
         self.clock: Clock = client.clock
         self.history = history
-        self.summaries = summaries
+        self.resource_metrics = resource_metrics
         self.scrape = scrape
         self.agent_nodes = Informer(client, NODES, label_selector=AGENT_LABEL)
         self.scheduler = scheduler
@@ -174,20 +174,19 @@ class HistoryRecorder:
         now = self.clock.now()
         pods: dict[str, dict[str, tuple[float, float]]] = {}
         nodes: dict[str, tuple[float, float, float]] = {}
-        agents, local = await self._agents_summaries(), self.summaries()
+        agents, local = await self._agents_summaries(), self.resource_metrics()
         for i, name in enumerate(itertools.chain(agents, local)):
             if i and i % NODES_PER_SLICE == 0:
                 await asyncio.sleep(0)
-            summary = agents.get(name) or local.get(name)
-            if summary is None:  # gone meanwhile
+            summary = agents.get(name)
+            point = resource_metrics_of(summary) if summary is not None else local.get(name)
+            if point is None:  # gone meanwhile
                 continue
-            node = summary.node
-            nodes[name] = (node.cpu_usage_nano_cores / 1e9, float(node.memory_working_set_bytes),
-                           float(len(summary.pods)))  # fmt: skip
-            for pod in summary.pods:
+            node_cpu = point.cpu_usage_nano_cores / 1e9
+            nodes[name] = (node_cpu, float(point.memory_working_set_bytes), float(len(point.pods)))
+            for pod in point.pods:
                 pods[f"{pod.namespace}/{pod.name}"] = {
-                    c.name: (c.cpu_usage_nano_cores / 1e9, float(c.memory_working_set_bytes))
-                    for c in pod.containers
+                    c: (cpu / 1e9, float(memory)) for c, cpu, memory in pod.containers
                 }
         totals = np.sum(list(nodes.values()), axis=0) if nodes else np.zeros(3)
         cluster = dict(zip(USED, totals.tolist(), strict=True))

@@ -562,16 +562,22 @@ class MvccState:
         n = revision - self.compacted_revision
         if n <= 0:
             return []
-        window = self._log[:n]
+        window = dict.fromkeys(self._log[:n])  # the keys changed, each once, in order
         del self._log[:n]
         self.compacted_revision = revision
         dropped: list[int] = []
-        seen: set[str] = set()
+        histories = self._history
         for key in window:
-            if key is None or key in seen:
+            if key is None:
                 continue
-            seen.add(key)
-            history = _changes(self._history[key])
+            history = histories[key]
+            if isinstance(history, Version):
+                # Its only change, made in the window: kept unless it deleted the key.
+                if history.type == "DELETED":
+                    dropped.append(history.revision)
+                    self._remove(key)
+                continue
+            history = _changes(history)
             i = bisect_right(history, revision, key=self._revision_of) - 1
             first_kept = i + 1 if _deleted(self._read(history[i])) else i
             for change in history[:first_kept]:
@@ -579,26 +585,33 @@ class MvccState:
                 self._forget(change)
             kept = history[first_kept:]
             if not kept:
-                del self._history[key]
-                self._removed += 1
-                self._keys.remove(key)
-                self._tombstones.remove(key)  # only a tombstone is ever dropped last
+                self._remove(key)
             elif len(kept) > 1:
                 # Its change at the compacted revision may be kept long: not in a segment.
                 kept[0] = self._copied_out(kept[0])
-                self._history[key] = kept
+                histories[key] = kept
             else:
-                self._history[key] = kept[0]
+                histories[key] = kept[0]
                 if isinstance(kept[0], bytes | int):
                     self._unsettled.append(key)
         self._versions -= len(dropped)
         recent = self._recent
+        gone = set(dropped)  # out of their keys' histories: nothing to hold or pack
         while recent and recent[0][0].revision <= revision:
             version, packed = recent.popleft()
+            if version.revision in gone:
+                continue
             self._leave_recent(version, packed)
-            if isinstance(self._history.get(version.key), bytes):
+            if isinstance(histories.get(version.key), bytes):
                 self._unsettled.append(version.key)
         return dropped
+
+    def _remove(self, key: str) -> None:
+        """Compaction dropped the key's last change, a tombstone."""
+        del self._history[key]
+        self._removed += 1
+        self._keys.remove(key)
+        self._tombstones.remove(key)
 
     def settle(self) -> bool:
         """Settle up to `SETTLE_STEP` of the keys compaction left with one live packed version

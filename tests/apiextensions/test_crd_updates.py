@@ -81,8 +81,11 @@ def test_a_version_added_is_served_and_one_unserved_is_not(cluster: SimulatedClu
 
 
 def test_a_new_storage_version_is_stored_and_recorded(cluster: SimulatedCluster) -> None:
+    before = cluster.run(cluster.client.get(CRDS, "", NAME))
     updated = _update(cluster, lambda crd: _add_v1beta1(crd, storage=True))
     assert updated["status"]["storedVersions"] == ["v1", "v1beta1"]
+    # recorded in a new status: the version stored before is as it was
+    assert before["status"]["storedVersions"] == ["v1"]
     kind = cluster.server.kinds.by_resource(GROUP, "crontabs")
     assert kind is not None and kind.version == "v1beta1"
     body = {**crontab("b"), "apiVersion": f"{GROUP}/v1beta1"}

@@ -69,7 +69,8 @@ def is_true(crd: Object, kind: str) -> bool:
 def set_condition(crd: Object, new: dict[str, Any], now: str) -> None:
     """SetCRDCondition: replace the condition of its type, keeping its transition time when
     its status stays."""
-    status = crd.setdefault("status", {})
+    # A new status: the one `crd` has may be the stored CRD's (read-only), as on delete.
+    status = crd["status"] = dict(crd.get("status") or {})
     conditions = [c for c in _list(status.get("conditions")) if isinstance(c, dict)]
     old = next((c for c in conditions if c.get("type") == new["type"]), None)
     entry = dict(new)
@@ -121,9 +122,12 @@ def _empty_status(crd: Object) -> dict[str, Any]:
 def _add_stored_version(crd: Object) -> None:
     stored = storage_version(crd)
     status = crd.setdefault("status", _empty_status(crd))
-    versions = status.setdefault("storedVersions", [])
+    versions = status.get("storedVersions") or []
     if stored and stored not in versions:
-        versions.append(stored)
+        # A new status and list: an update's status is the stored CRD's (read-only).
+        crd["status"] = {**status, "storedVersions": [*versions, stored]}
+    elif "storedVersions" not in status:
+        crd["status"] = {**status, "storedVersions": versions}
 
 
 def prepare_for_create(crd: Object) -> None:

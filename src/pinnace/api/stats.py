@@ -161,6 +161,7 @@ class NodeMetricsPoint(NamedTuple):
 
 
 def resource_metrics_of(summary: Summary) -> NodeMetricsPoint:
+    """The CPU and memory figures of `summary` (an agent process's node, scraped)."""
     node = summary.node
     pods = [
         PodMetricsPoint(p.namespace, p.name,

@@ -42,8 +42,8 @@ from pinnace.resources.names import CPU, MEMORY
 PID_MAX = 4_194_304
 BYTES_PER_INODE = 16 * 1024
 
-A = TypeVar("A")
-V = TypeVar("V")
+Agent = TypeVar("Agent")
+Reading = TypeVar("Reading")
 
 
 def machine(config: NodeConfig) -> Machine:
@@ -129,17 +129,17 @@ def filesystems(
     return fs_capacity, logs, (config.imagefs_capacity, rootfs + image_bytes)
 
 
-class NodeReadings(Mapping[str, V], Generic[A, V]):
+class NodeReadings(Mapping[str, Reading], Generic[Agent, Reading]):
     """Node name -> what `read` makes of the node's agent (its summary, its usage), made when
     the node is first read and then kept (the mapping is one snapshot: read it, then let it
     go), so reading one node costs one node's reading."""
 
-    def __init__(self, agents: Mapping[str, A], read: Callable[[A], V]) -> None:
+    def __init__(self, agents: Mapping[str, Agent], read: Callable[[Agent], Reading]) -> None:
         self._agents = agents
         self._read = read
-        self._made: dict[str, V] = {}
+        self._made: dict[str, Reading] = {}
 
-    def __getitem__(self, name: str) -> V:
+    def __getitem__(self, name: str) -> Reading:
         made = self._made.get(name)
         if made is None:
             made = self._made[name] = self._read(self._agents[name])
